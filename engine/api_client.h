@@ -1,0 +1,99 @@
+// The ApiClient port: the Kubernetes-style API the manager talks to (pods and replication
+// controllers). Implemented in-process over the shared registry (fakes/inprocess_api_client.h) and over
+// HTTP (backends/http_api_client.h); one contract suite (tests/contract/api_contract.h) runs against both.
+//
+// Contract:
+// - Every call is asynchronous: `done` runs exactly once, never inline inside the call, possibly on
+//   another thread. Callers that need a single thread (the engine) hop back to their Executor.
+// - Code::kTimeout means the outcome is unknown: the write may or may not have been applied.
+// - Objects returned carry metadata.resourceVersion (the store revision of their last write).
+// - Update fails with kConflict when metadata.resourceVersion is set and stale; an empty
+//   resourceVersion means "unconditional". UpdateStatus writes only .status (and bumps nothing else).
+// - Watch delivers ADDED/MODIFIED/DELETED for objects matching the selector, starting after
+//   resource_version ("" or "0": start with ADDED for every current object, then changes). An object
+//   whose labels stop matching is delivered as DELETED, one that starts matching as ADDED. If the
+//   version was compacted, the watch delivers one kError event with Code::kGone and ends; the caller
+//   re-lists. kError with other codes also ends the watch.
+#ifndef RCSIM_ENGINE_API_CLIENT_H_
+#define RCSIM_ENGINE_API_CLIENT_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/labels.h"
+#include "engine/status.h"
+#include "engine/types.h"
+
+namespace rcsim {
+
+template <typename T>
+using Callback = std::function<void(T)>;
+
+// The API verbs, for fault injection, metrics and call budgets.
+enum class Verb { kGet, kList, kWatch, kCreate, kUpdate, kPatch, kDelete };
+const char* VerbName(Verb verb);  // "get", "list", ...
+
+struct ListOptions {
+  LabelSelector label_selector;
+  std::string field_name;  // fieldSelector metadata.name=<field_name>; empty: any
+  int64_t limit = 0;       // 0: no limit
+  std::string continue_token;
+};
+
+template <typename T>
+struct ObjectList {
+  std::string resource_version;  // the store revision the list was served at
+  std::vector<std::shared_ptr<const T>> items;  // sorted by namespace, then name
+  std::string continue_token;    // non-empty when `limit` cut the list
+};
+
+template <typename T>
+struct ApiWatchEvent {
+  enum class Type { kAdded, kModified, kDeleted, kBookmark, kError };
+  Type type = Type::kAdded;
+  std::shared_ptr<const T> object;  // the new object; for kDeleted, the last state
+  Status error;                     // for kError
+};
+
+class ApiWatch {
+ public:
+  virtual ~ApiWatch() = default;  // stops the watch; no callback runs after the destructor returns
+};
+
+struct DeleteOptions {
+  std::string precondition_uid;  // if set, delete only if the object still has this uid
+  std::string precondition_resource_version;
+};
+
+// One resource type (namespace "" in List/Watch means all namespaces).
+template <typename T>
+class ResourceClient {
+ public:
+  using Ptr = std::shared_ptr<const T>;
+  virtual ~ResourceClient() = default;
+
+  virtual void Get(const std::string& ns, const std::string& name, Callback<Result<Ptr>> done) = 0;
+  virtual void List(const std::string& ns, const ListOptions& opts,
+                    Callback<Result<ObjectList<T>>> done) = 0;
+  virtual void Create(const std::string& ns, T object, Callback<Result<Ptr>> done) = 0;
+  virtual void Update(T object, Callback<Result<Ptr>> done) = 0;
+  virtual void UpdateStatus(T object, Callback<Result<Ptr>> done) = 0;
+  virtual void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
+                      Callback<Result<Ptr>> done) = 0;
+  virtual std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
+                                          const std::string& resource_version,
+                                          std::function<void(const ApiWatchEvent<T>&)> on_event) = 0;
+};
+
+class ApiClient {
+ public:
+  virtual ~ApiClient() = default;
+  virtual ResourceClient<Pod>& pods() = 0;
+  virtual ResourceClient<ReplicationController>& controllers() = 0;
+};
+
+}  // namespace rcsim
+
+#endif  // RCSIM_ENGINE_API_CLIENT_H_

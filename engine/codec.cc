@@ -1,0 +1,463 @@
+#include "engine/codec.h"
+
+#include <utility>
+
+namespace rcsim {
+namespace {
+
+using nlohmann::json;
+
+// --- Encoding (Kubernetes omitempty conventions). ---
+
+void PutIfNotEmpty(json& j, const char* key, const std::string& v) {
+  if (!v.empty()) j[key] = v;
+}
+
+json LabelsToJson(const Labels& labels) {
+  json j = json::object();
+  for (const auto& [k, v] : labels) j[k] = v;
+  return j;
+}
+
+json ContainersToJson(const std::vector<Container>& containers) {
+  json arr = json::array();
+  for (const auto& c : containers) {
+    json cj = json::object();
+    cj["name"] = c.name;
+    PutIfNotEmpty(cj, "image", c.image);
+    if (!c.command.empty()) cj["command"] = c.command;
+    if (!c.args.empty()) cj["args"] = c.args;
+    arr.push_back(std::move(cj));
+  }
+  return arr;
+}
+
+json PodSpecToJson(const PodSpec& spec) {
+  json j = json::object();
+  j["containers"] = ContainersToJson(spec.containers);
+  PutIfNotEmpty(j, "nodeName", spec.node_name);
+  PutIfNotEmpty(j, "restartPolicy", spec.restart_policy);
+  if (spec.termination_grace_period_seconds) {
+    j["terminationGracePeriodSeconds"] = *spec.termination_grace_period_seconds;
+  }
+  return j;
+}
+
+json PodStatusToJson(const PodStatus& s) {
+  json j = json::object();
+  PutIfNotEmpty(j, "phase", s.phase);
+  if (!s.conditions.empty()) {
+    json arr = json::array();
+    for (const auto& c : s.conditions) {
+      json cj = {{"type", c.type}, {"status", c.status}};
+      if (c.last_transition_time) cj["lastTransitionTime"] = FormatRfc3339(*c.last_transition_time);
+      PutIfNotEmpty(cj, "reason", c.reason);
+      PutIfNotEmpty(cj, "message", c.message);
+      arr.push_back(std::move(cj));
+    }
+    j["conditions"] = std::move(arr);
+  }
+  if (!s.container_statuses.empty()) {
+    json arr = json::array();
+    for (const auto& c : s.container_statuses) {
+      arr.push_back({{"name", c.name}, {"ready", c.ready}, {"restartCount", c.restart_count}});
+    }
+    j["containerStatuses"] = std::move(arr);
+  }
+  PutIfNotEmpty(j, "hostIP", s.host_ip);
+  PutIfNotEmpty(j, "podIP", s.pod_ip);
+  PutIfNotEmpty(j, "reason", s.reason);
+  PutIfNotEmpty(j, "message", s.message);
+  if (s.start_time) j["startTime"] = FormatRfc3339(*s.start_time);
+  return j;
+}
+
+// --- Decoding: every error names the JSON path of the bad field. ---
+
+class Decoder {
+ public:
+  Status error;
+
+  bool Fail(const std::string& path, const std::string& what) {
+    if (error.ok()) error = Status(Code::kBadRequest, path + ": " + what);
+    return false;
+  }
+  bool Object(const json& j, const std::string& path) {
+    return j.is_object() || Fail(path, "expected object");
+  }
+  bool String(const json& j, const char* key, const std::string& path, std::string* out) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return true;
+    if (!it->is_string()) return Fail(Join(path, key), "expected string");
+    *out = it->get<std::string>();
+    return true;
+  }
+  template <typename Int>
+  bool Integer(const json& j, const char* key, const std::string& path, Int* out) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return true;
+    if (!it->is_number_integer()) return Fail(Join(path, key), "expected integer");
+    auto v = it->get<int64_t>();
+    if (v < static_cast<int64_t>(std::numeric_limits<Int>::min()) ||
+        v > static_cast<int64_t>(std::numeric_limits<Int>::max())) {
+      return Fail(Join(path, key), "integer out of range");
+    }
+    *out = static_cast<Int>(v);
+    return true;
+  }
+  bool OptionalInteger(const json& j, const char* key, const std::string& path, std::optional<int64_t>* out) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return true;
+    int64_t v = 0;
+    if (!Integer(j, key, path, &v)) return false;
+    *out = v;
+    return true;
+  }
+  bool Bool(const json& j, const char* key, const std::string& path, bool* out) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return true;
+    if (!it->is_boolean()) return Fail(Join(path, key), "expected boolean");
+    *out = it->get<bool>();
+    return true;
+  }
+  bool Time(const json& j, const char* key, const std::string& path, std::optional<TimePoint>* out) {
+    std::string s;
+    if (!String(j, key, path, &s)) return false;
+    if (s.empty()) return true;
+    auto t = ParseRfc3339(s);
+    if (!t) return Fail(Join(path, key), "expected RFC 3339 time");
+    *out = *t;
+    return true;
+  }
+  bool StringList(const json& j, const char* key, const std::string& path, std::vector<std::string>* out) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return true;
+    std::string p = Join(path, key);
+    if (!it->is_array()) return Fail(p, "expected array");
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      if (!(*it)[i].is_string()) return Fail(p + "[" + std::to_string(i) + "]", "expected string");
+      out->push_back((*it)[i].get<std::string>());
+    }
+    return true;
+  }
+  bool StringMap(const json& j, const char* key, const std::string& path, Labels* out) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return true;
+    std::string p = Join(path, key);
+    if (!it->is_object()) return Fail(p, "expected object");
+    for (const auto& [k, v] : it->items()) {
+      if (!v.is_string()) return Fail(p + "." + k, "expected string");
+      (*out)[k] = v.get<std::string>();
+    }
+    return true;
+  }
+  // Calls fn(element, element_path) for each element of the array at key.
+  template <typename Fn>
+  bool Array(const json& j, const char* key, const std::string& path, Fn fn) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return true;
+    std::string p = Join(path, key);
+    if (!it->is_array()) return Fail(p, "expected array");
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      std::string ep = p + "[" + std::to_string(i) + "]";
+      if (!Object((*it)[i], ep) || !fn((*it)[i], ep)) return false;
+    }
+    return true;
+  }
+  const json* Child(const json& j, const char* key, const std::string& path, std::string* child_path) {
+    auto it = j.find(key);
+    *child_path = Join(path, key);
+    if (it == j.end() || it->is_null()) return nullptr;
+    if (!it->is_object()) {
+      Fail(*child_path, "expected object");
+      return nullptr;
+    }
+    return &*it;
+  }
+  static std::string Join(const std::string& path, const char* key) {
+    return path.empty() ? std::string(key) : path + "." + key;
+  }
+
+  bool Meta(const json& j, const std::string& path, ObjectMeta* m) {
+    if (!Object(j, path)) return false;
+    std::string rv;
+    bool ok = String(j, "name", path, &m->name) && String(j, "generateName", path, &m->generate_name) &&
+              String(j, "namespace", path, &m->namespace_) && String(j, "uid", path, &m->uid) &&
+              Integer(j, "generation", path, &m->generation) && StringMap(j, "labels", path, &m->labels) &&
+              StringMap(j, "annotations", path, &m->annotations) &&
+              Time(j, "creationTimestamp", path, &m->creation_timestamp) &&
+              Time(j, "deletionTimestamp", path, &m->deletion_timestamp) &&
+              OptionalInteger(j, "deletionGracePeriodSeconds", path, &m->deletion_grace_period_seconds) &&
+              StringList(j, "finalizers", path, &m->finalizers);
+    if (!ok) return false;
+    // resourceVersion is a string on the wire; accept it as given.
+    if (!String(j, "resourceVersion", path, &m->resource_version)) return false;
+    return Array(j, "ownerReferences", path, [&](const json& e, const std::string& ep) {
+      OwnerReference r;
+      r.controller = false;
+      r.block_owner_deletion = false;
+      bool ok2 = String(e, "apiVersion", ep, &r.api_version) && String(e, "kind", ep, &r.kind) &&
+                 String(e, "name", ep, &r.name) && String(e, "uid", ep, &r.uid) &&
+                 Bool(e, "controller", ep, &r.controller) &&
+                 Bool(e, "blockOwnerDeletion", ep, &r.block_owner_deletion);
+      if (ok2) m->owner_references.push_back(std::move(r));
+      return ok2;
+    });
+  }
+
+  bool Spec(const json& j, const std::string& path, PodSpec* s) {
+    if (!Object(j, path)) return false;
+    s->restart_policy.clear();
+    bool ok = String(j, "nodeName", path, &s->node_name) &&
+              String(j, "restartPolicy", path, &s->restart_policy) &&
+              OptionalInteger(j, "terminationGracePeriodSeconds", path, &s->termination_grace_period_seconds);
+    if (s->restart_policy.empty()) s->restart_policy = "Always";
+    return ok && Array(j, "containers", path, [&](const json& e, const std::string& ep) {
+             Container c;
+             bool ok2 = String(e, "name", ep, &c.name) && String(e, "image", ep, &c.image) &&
+                        StringList(e, "command", ep, &c.command) && StringList(e, "args", ep, &c.args);
+             if (ok2) s->containers.push_back(std::move(c));
+             return ok2;
+           });
+  }
+
+  bool PodStatusFrom(const json& j, const std::string& path, PodStatus* s) {
+    if (!Object(j, path)) return false;
+    s->phase.clear();
+    bool ok = String(j, "phase", path, &s->phase) && String(j, "hostIP", path, &s->host_ip) &&
+              String(j, "podIP", path, &s->pod_ip) && String(j, "reason", path, &s->reason) &&
+              String(j, "message", path, &s->message) && Time(j, "startTime", path, &s->start_time);
+    if (s->phase.empty()) s->phase = phase::kPending;
+    return ok &&
+           Array(j, "conditions", path,
+                 [&](const json& e, const std::string& ep) {
+                   PodCondition c;
+                   bool ok2 = String(e, "type", ep, &c.type) && String(e, "status", ep, &c.status) &&
+                              Time(e, "lastTransitionTime", ep, &c.last_transition_time) &&
+                              String(e, "reason", ep, &c.reason) && String(e, "message", ep, &c.message);
+                   if (ok2) s->conditions.push_back(std::move(c));
+                   return ok2;
+                 }) &&
+           Array(j, "containerStatuses", path, [&](const json& e, const std::string& ep) {
+             ContainerStatus c;
+             bool ok2 = String(e, "name", ep, &c.name) && Bool(e, "ready", ep, &c.ready) &&
+                        Integer(e, "restartCount", ep, &c.restart_count);
+             if (ok2) s->container_statuses.push_back(std::move(c));
+             return ok2;
+           });
+  }
+
+  bool Kind(const json& j, const char* expected) {
+    std::string kind, api_version;
+    if (!String(j, "kind", "", &kind) || !String(j, "apiVersion", "", &api_version)) return false;
+    if (!kind.empty() && kind != expected) {
+      return Fail("kind", "expected \"" + std::string(expected) + "\", got \"" + kind + "\"");
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+nlohmann::json ObjectMetaToJson(const ObjectMeta& m) {
+  json j = json::object();
+  PutIfNotEmpty(j, "name", m.name);
+  PutIfNotEmpty(j, "generateName", m.generate_name);
+  PutIfNotEmpty(j, "namespace", m.namespace_);
+  PutIfNotEmpty(j, "uid", m.uid);
+  PutIfNotEmpty(j, "resourceVersion", m.resource_version);
+  if (m.generation != 0) j["generation"] = m.generation;
+  if (m.creation_timestamp) j["creationTimestamp"] = FormatRfc3339(*m.creation_timestamp);
+  if (m.deletion_timestamp) j["deletionTimestamp"] = FormatRfc3339(*m.deletion_timestamp);
+  if (m.deletion_grace_period_seconds) j["deletionGracePeriodSeconds"] = *m.deletion_grace_period_seconds;
+  if (!m.labels.empty()) j["labels"] = LabelsToJson(m.labels);
+  if (!m.annotations.empty()) j["annotations"] = LabelsToJson(m.annotations);
+  if (!m.owner_references.empty()) {
+    json arr = json::array();
+    for (const auto& r : m.owner_references) {
+      arr.push_back({{"apiVersion", r.api_version},
+                     {"kind", r.kind},
+                     {"name", r.name},
+                     {"uid", r.uid},
+                     {"controller", r.controller},
+                     {"blockOwnerDeletion", r.block_owner_deletion}});
+    }
+    j["ownerReferences"] = std::move(arr);
+  }
+  if (!m.finalizers.empty()) j["finalizers"] = m.finalizers;
+  return j;
+}
+
+nlohmann::json PodToJson(const Pod& pod) {
+  return json{{"kind", "Pod"},
+              {"apiVersion", "v1"},
+              {"metadata", ObjectMetaToJson(pod.metadata)},
+              {"spec", PodSpecToJson(pod.spec)},
+              {"status", PodStatusToJson(pod.status)}};
+}
+
+nlohmann::json ControllerToJson(const ReplicationController& rc) {
+  json spec = json::object();
+  spec["replicas"] = rc.spec.replicas;
+  if (rc.spec.min_ready_seconds != 0) spec["minReadySeconds"] = rc.spec.min_ready_seconds;
+  spec["selector"] = LabelsToJson(rc.spec.selector);
+  if (rc.spec.template_) {
+    spec["template"] = {{"metadata", ObjectMetaToJson(rc.spec.template_->metadata)},
+                        {"spec", PodSpecToJson(rc.spec.template_->spec)}};
+  }
+  json status = json::object();
+  status["replicas"] = rc.status.replicas;
+  if (rc.status.fully_labeled_replicas) status["fullyLabeledReplicas"] = rc.status.fully_labeled_replicas;
+  if (rc.status.ready_replicas) status["readyReplicas"] = rc.status.ready_replicas;
+  if (rc.status.available_replicas) status["availableReplicas"] = rc.status.available_replicas;
+  if (rc.status.observed_generation) status["observedGeneration"] = rc.status.observed_generation;
+  return json{{"kind", "ReplicationController"},
+              {"apiVersion", "v1"},
+              {"metadata", ObjectMetaToJson(rc.metadata)},
+              {"spec", std::move(spec)},
+              {"status", std::move(status)}};
+}
+
+nlohmann::json ScaleToJson(const Scale& scale) {
+  json status = {{"replicas", scale.status_replicas}};
+  if (!scale.status_selector.empty()) status["selector"] = scale.status_selector;
+  return json{{"kind", "Scale"},
+              {"apiVersion", "autoscaling/v1"},
+              {"metadata", ObjectMetaToJson(scale.metadata)},
+              {"spec", {{"replicas", scale.spec_replicas}}},
+              {"status", std::move(status)}};
+}
+
+int HttpCodeOf(Code code) {
+  switch (code) {
+    case Code::kOk: return 200;
+    case Code::kNotFound: return 404;
+    case Code::kAlreadyExists: return 409;
+    case Code::kConflict: return 409;
+    case Code::kInvalid: return 422;
+    case Code::kBadRequest: return 400;
+    case Code::kGone: return 410;
+    case Code::kCompacted: return 410;
+    case Code::kFutureRevision: return 504;
+    case Code::kTimeout: return 504;
+    case Code::kUnavailable: return 503;
+    case Code::kUnauthorized: return 401;
+    case Code::kRequestTooLarge: return 413;
+    case Code::kMethodNotAllowed: return 405;
+    case Code::kInternal: return 500;
+  }
+  return 500;
+}
+
+const char* ReasonOf(Code code) {
+  switch (code) {
+    case Code::kOk: return "";
+    case Code::kNotFound: return "NotFound";
+    case Code::kAlreadyExists: return "AlreadyExists";
+    case Code::kConflict: return "Conflict";
+    case Code::kInvalid: return "Invalid";
+    case Code::kBadRequest: return "BadRequest";
+    case Code::kGone: return "Expired";
+    case Code::kCompacted: return "Expired";
+    case Code::kFutureRevision: return "Timeout";
+    case Code::kTimeout: return "Timeout";
+    case Code::kUnavailable: return "ServiceUnavailable";
+    case Code::kUnauthorized: return "Unauthorized";
+    case Code::kRequestTooLarge: return "RequestEntityTooLarge";
+    case Code::kMethodNotAllowed: return "MethodNotAllowed";
+    case Code::kInternal: return "InternalError";
+  }
+  return "InternalError";
+}
+
+nlohmann::json StatusToJson(const Status& status) {
+  json j = {{"kind", "Status"},
+            {"apiVersion", "v1"},
+            {"metadata", json::object()},
+            {"status", status.ok() ? "Success" : "Failure"},
+            {"message", status.message()},
+            {"reason", ReasonOf(status.code())},
+            {"code", HttpCodeOf(status.code())}};
+  if (!status.causes().empty()) {
+    json causes = json::array();
+    for (const auto& c : status.causes()) {
+      causes.push_back({{"reason", c.reason}, {"message", c.message}, {"field", c.field}});
+    }
+    j["details"] = {{"causes", std::move(causes)}};
+  }
+  return j;
+}
+
+std::string EncodePod(const Pod& pod) { return PodToJson(pod).dump(); }
+std::string EncodeController(const ReplicationController& rc) { return ControllerToJson(rc).dump(); }
+
+Result<Pod> PodFromJson(const nlohmann::json& j) {
+  Decoder d;
+  Pod pod;
+  if (!d.Object(j, "") || !d.Kind(j, "Pod")) return d.error;
+  std::string p;
+  if (const json* m = d.Child(j, "metadata", "", &p)) d.Meta(*m, p, &pod.metadata);
+  if (const json* s = d.Child(j, "spec", "", &p)) d.Spec(*s, p, &pod.spec);
+  if (const json* s = d.Child(j, "status", "", &p)) d.PodStatusFrom(*s, p, &pod.status);
+  if (!d.error.ok()) return d.error;
+  return pod;
+}
+
+Result<ReplicationController> ControllerFromJson(const nlohmann::json& j) {
+  Decoder d;
+  ReplicationController rc;
+  if (!d.Object(j, "") || !d.Kind(j, "ReplicationController")) return d.error;
+  std::string p;
+  if (const json* m = d.Child(j, "metadata", "", &p)) d.Meta(*m, p, &rc.metadata);
+  if (const json* s = d.Child(j, "spec", "", &p)) {
+    d.Integer(*s, "replicas", p, &rc.spec.replicas) &&
+        d.Integer(*s, "minReadySeconds", p, &rc.spec.min_ready_seconds) &&
+        d.StringMap(*s, "selector", p, &rc.spec.selector);
+    std::string tp;
+    if (const json* t = d.Child(*s, "template", p, &tp)) {
+      PodTemplateSpec tmpl;
+      std::string cp;
+      if (const json* m = d.Child(*t, "metadata", tp, &cp)) d.Meta(*m, cp, &tmpl.metadata);
+      if (const json* ps = d.Child(*t, "spec", tp, &cp)) d.Spec(*ps, cp, &tmpl.spec);
+      rc.spec.template_ = std::move(tmpl);
+    }
+  }
+  if (const json* s = d.Child(j, "status", "", &p)) {
+    d.Integer(*s, "replicas", p, &rc.status.replicas) &&
+        d.Integer(*s, "fullyLabeledReplicas", p, &rc.status.fully_labeled_replicas) &&
+        d.Integer(*s, "readyReplicas", p, &rc.status.ready_replicas) &&
+        d.Integer(*s, "availableReplicas", p, &rc.status.available_replicas) &&
+        d.Integer(*s, "observedGeneration", p, &rc.status.observed_generation);
+  }
+  if (!d.error.ok()) return d.error;
+  return rc;
+}
+
+Result<Scale> ScaleFromJson(const nlohmann::json& j) {
+  Decoder d;
+  Scale scale;
+  if (!d.Object(j, "") || !d.Kind(j, "Scale")) return d.error;
+  std::string p;
+  if (const json* m = d.Child(j, "metadata", "", &p)) d.Meta(*m, p, &scale.metadata);
+  if (const json* s = d.Child(j, "spec", "", &p)) d.Integer(*s, "replicas", p, &scale.spec_replicas);
+  if (const json* s = d.Child(j, "status", "", &p)) {
+    d.Integer(*s, "replicas", p, &scale.status_replicas) &&
+        d.String(*s, "selector", p, &scale.status_selector);
+  }
+  if (!d.error.ok()) return d.error;
+  return scale;
+}
+
+Result<Pod> DecodePod(std::string_view bytes) {
+  json j = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status(Code::kBadRequest, "malformed JSON");
+  return PodFromJson(j);
+}
+
+Result<ReplicationController> DecodeController(std::string_view bytes) {
+  json j = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status(Code::kBadRequest, "malformed JSON");
+  return ControllerFromJson(j);
+}
+
+}  // namespace rcsim

@@ -1,0 +1,40 @@
+// JSON codec for the domain types, in the Kubernetes core/v1 wire shapes (camelCase, omitempty).
+//
+// Decode* reject input that is not the expected shape with Code::kBadRequest and a message naming the
+// JSON path of the bad field (e.g. "spec.replicas: expected integer"). Unknown fields are ignored, as
+// the Kubernetes API server does by default. Timestamps are RFC 3339.
+#ifndef RCSIM_ENGINE_CODEC_H_
+#define RCSIM_ENGINE_CODEC_H_
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/status.h"
+#include "engine/types.h"
+
+namespace rcsim {
+
+nlohmann::json PodToJson(const Pod& pod);
+nlohmann::json ControllerToJson(const ReplicationController& rc);
+nlohmann::json ScaleToJson(const Scale& scale);
+nlohmann::json ObjectMetaToJson(const ObjectMeta& meta);
+// A Kubernetes Status object ({"kind":"Status","apiVersion":"v1","status":"Failure",...}).
+nlohmann::json StatusToJson(const Status& status);
+// The HTTP code and Kubernetes reason ("NotFound", "Invalid", ...) for a Status.
+int HttpCodeOf(Code code);
+const char* ReasonOf(Code code);
+
+std::string EncodePod(const Pod& pod);                          // compact JSON bytes
+std::string EncodeController(const ReplicationController& rc);  // compact JSON bytes
+
+Result<Pod> PodFromJson(const nlohmann::json& j);
+Result<ReplicationController> ControllerFromJson(const nlohmann::json& j);
+Result<Scale> ScaleFromJson(const nlohmann::json& j);
+Result<Pod> DecodePod(std::string_view bytes);
+Result<ReplicationController> DecodeController(std::string_view bytes);
+
+}  // namespace rcsim
+
+#endif  // RCSIM_ENGINE_CODEC_H_

@@ -1,0 +1,73 @@
+#include "engine/time.h"
+
+#include <cstdio>
+
+namespace rcsim {
+
+std::string FormatRfc3339(TimePoint t) {
+  auto secs = std::chrono::floor<std::chrono::seconds>(t);
+  auto days = std::chrono::floor<std::chrono::days>(secs);
+  std::chrono::year_month_day ymd(days);
+  std::chrono::hh_mm_ss<std::chrono::seconds> hms(secs - days);
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%04d-%02u-%02uT%02d:%02d:%02dZ", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
+                static_cast<int>(hms.seconds().count()));
+  return buf;
+}
+
+std::optional<TimePoint> ParseRfc3339(std::string_view s) {
+  int y, mo, d, h, mi, se;
+  if (s.size() < 20) return std::nullopt;
+  std::string str(s);
+  int consumed = 0;
+  if (std::sscanf(str.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &se, &consumed) != 6 ||
+      consumed != 19) {
+    return std::nullopt;
+  }
+  std::size_t pos = 19;
+  Duration frac{0};
+  if (pos < str.size() && str[pos] == '.') {
+    ++pos;
+    int64_t scale = 100000000, ns = 0;
+    while (pos < str.size() && str[pos] >= '0' && str[pos] <= '9') {
+      ns += (str[pos] - '0') * scale;
+      scale /= 10;
+      ++pos;
+    }
+    frac = Duration(ns);
+  }
+  if (pos + 1 != str.size() || str[pos] != 'Z') return std::nullopt;
+  std::chrono::year_month_day ymd{std::chrono::year(y), std::chrono::month(mo), std::chrono::day(d)};
+  if (!ymd.ok() || h > 23 || mi > 59 || se > 60) return std::nullopt;
+  return TimePoint(std::chrono::sys_days(ymd)) + std::chrono::hours(h) + std::chrono::minutes(mi) +
+         std::chrono::seconds(se) + frac;
+}
+
+std::string FormatDuration(Duration d) {
+  char buf[48];
+  int64_t ns = d.count();
+  const char* sign = ns < 0 ? "-" : "";
+  if (ns < 0) ns = -ns;
+  if (ns < 1000000) {
+    std::snprintf(buf, sizeof(buf), "%s%.3fms", sign, ns / 1e6);
+  } else if (ns < 1000000000) {
+    std::snprintf(buf, sizeof(buf), "%s%gms", sign, static_cast<double>(ns / 1000) / 1e3);
+  } else if (ns < 60LL * 1000000000) {
+    std::snprintf(buf, sizeof(buf), "%s%gs", sign, static_cast<double>(ns / 1000000) / 1e3);
+  } else {
+    int64_t total_ms = ns / 1000000;
+    int64_t h = total_ms / 3600000, m = (total_ms / 60000) % 60;
+    double s = static_cast<double>(total_ms % 60000) / 1e3;
+    if (h > 0) {
+      std::snprintf(buf, sizeof(buf), "%s%lldh%lldm%gs", sign, static_cast<long long>(h),
+                    static_cast<long long>(m), s);
+    } else {
+      std::snprintf(buf, sizeof(buf), "%s%lldm%gs", sign, static_cast<long long>(m), s);
+    }
+  }
+  return buf;
+}
+
+}  // namespace rcsim

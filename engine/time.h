@@ -1,0 +1,43 @@
+// Time for the engine: a Clock port, durations, and RFC 3339 formatting.
+//
+// The engine never reads the wall clock. Production passes a SystemClock (apps/), simulation passes the
+// virtual clock (fakes/sim_loop.h), whose time moves only when the simulation advances it.
+#ifndef RCSIM_ENGINE_TIME_H_
+#define RCSIM_ENGINE_TIME_H_
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rcsim {
+
+using Duration = std::chrono::nanoseconds;
+using TimePoint = std::chrono::sys_time<std::chrono::nanoseconds>;
+
+using std::chrono_literals::operator""ms;
+using std::chrono_literals::operator""s;
+using std::chrono_literals::operator""min;
+using std::chrono_literals::operator""h;
+
+// Thread-safety: implementations must be safe to call from any thread.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual TimePoint Now() const = 0;
+};
+
+// "2014-06-06T00:00:00Z" (seconds precision, as Kubernetes metav1.Time).
+std::string FormatRfc3339(TimePoint t);
+// Parses "2014-06-06T00:00:00Z", optional fractional seconds; nullopt if malformed.
+std::optional<TimePoint> ParseRfc3339(std::string_view s);
+
+// Human duration for logs and reports: "1.5s", "250ms", "2m3s".
+std::string FormatDuration(Duration d);
+
+inline double ToSeconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace rcsim
+
+#endif  // RCSIM_ENGINE_TIME_H_

@@ -1,0 +1,169 @@
+// Domain types: the subset of Kubernetes core/v1 that rcsim serves and reconciles.
+//
+// Objects are passed between the registry, the stores and the watchers as shared immutable values
+// (PodPtr, ControllerPtr); to change one, copy it. Labels use std::map so iteration (and therefore
+// encoding and traces) is deterministic.
+#ifndef RCSIM_ENGINE_TYPES_H_
+#define RCSIM_ENGINE_TYPES_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/time.h"
+
+namespace rcsim {
+
+using Labels = std::map<std::string, std::string>;
+
+struct OwnerReference {
+  std::string api_version = "v1";
+  std::string kind = "ReplicationController";
+  std::string name;
+  std::string uid;
+  bool controller = true;
+  bool block_owner_deletion = true;
+  bool operator==(const OwnerReference&) const = default;
+};
+
+struct ObjectMeta {
+  std::string name;
+  std::string generate_name;
+  std::string namespace_;
+  std::string uid;
+  std::string resource_version;  // etcd mod_revision as a decimal string; empty before creation
+  int64_t generation = 0;        // bumped by the registry on every spec change (controllers)
+  Labels labels;
+  Labels annotations;
+  std::vector<OwnerReference> owner_references;
+  std::optional<TimePoint> creation_timestamp;
+  std::optional<TimePoint> deletion_timestamp;
+  std::optional<int64_t> deletion_grace_period_seconds;
+  std::vector<std::string> finalizers;
+  bool operator==(const ObjectMeta&) const = default;
+
+  // The ownerReference with controller=true, if any.
+  const OwnerReference* ControllerRef() const;
+};
+
+struct Container {
+  std::string name;
+  std::string image;
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  bool operator==(const Container&) const = default;
+};
+
+struct PodSpec {
+  std::string node_name;
+  std::string restart_policy = "Always";
+  std::optional<int64_t> termination_grace_period_seconds;
+  std::vector<Container> containers;
+  bool operator==(const PodSpec&) const = default;
+};
+
+struct PodCondition {
+  std::string type;    // "Ready", "PodScheduled", ...
+  std::string status;  // "True", "False", "Unknown"
+  std::optional<TimePoint> last_transition_time;
+  std::string reason;
+  std::string message;
+  bool operator==(const PodCondition&) const = default;
+};
+
+struct ContainerStatus {
+  std::string name;
+  bool ready = false;
+  int32_t restart_count = 0;
+  bool operator==(const ContainerStatus&) const = default;
+};
+
+namespace phase {
+inline constexpr const char* kPending = "Pending";
+inline constexpr const char* kRunning = "Running";
+inline constexpr const char* kSucceeded = "Succeeded";
+inline constexpr const char* kFailed = "Failed";
+inline constexpr const char* kUnknown = "Unknown";
+}  // namespace phase
+
+struct PodStatus {
+  std::string phase = "Pending";
+  std::vector<PodCondition> conditions;
+  std::vector<ContainerStatus> container_statuses;
+  std::string host_ip;
+  std::string pod_ip;
+  std::string reason;
+  std::string message;
+  std::optional<TimePoint> start_time;
+  bool operator==(const PodStatus&) const = default;
+};
+
+struct Pod {
+  ObjectMeta metadata;
+  PodSpec spec;
+  PodStatus status;
+  bool operator==(const Pod&) const = default;
+};
+using PodPtr = std::shared_ptr<const Pod>;
+
+struct PodTemplateSpec {
+  ObjectMeta metadata;
+  PodSpec spec;
+  bool operator==(const PodTemplateSpec&) const = default;
+};
+
+struct ReplicationControllerSpec {
+  int32_t replicas = 1;
+  int32_t min_ready_seconds = 0;
+  Labels selector;  // empty means "default to the template's labels" at creation
+  std::optional<PodTemplateSpec> template_;
+  bool operator==(const ReplicationControllerSpec&) const = default;
+};
+
+struct ReplicationControllerStatus {
+  int32_t replicas = 0;
+  int32_t fully_labeled_replicas = 0;
+  int32_t ready_replicas = 0;
+  int32_t available_replicas = 0;
+  int64_t observed_generation = 0;
+  bool operator==(const ReplicationControllerStatus&) const = default;
+};
+
+struct ReplicationController {
+  ObjectMeta metadata;
+  ReplicationControllerSpec spec;
+  ReplicationControllerStatus status;
+  bool operator==(const ReplicationController&) const = default;
+};
+using ControllerPtr = std::shared_ptr<const ReplicationController>;
+
+// autoscaling/v1 Scale, for the /scale subresource.
+struct Scale {
+  ObjectMeta metadata;
+  int32_t spec_replicas = 0;
+  int32_t status_replicas = 0;
+  std::string status_selector;  // "app=web"
+  bool operator==(const Scale&) const = default;
+};
+
+// --- Pod predicates shared by the engine, the checkers and the reports. ---
+
+// Terminated: phase Succeeded or Failed.
+bool IsTerminated(const Pod& pod);
+// Active: not terminated and not being deleted (no deletionTimestamp). What a controller counts.
+bool IsActive(const Pod& pod);
+// Ready condition is True.
+bool IsReady(const Pod& pod);
+// Ready for at least min_ready_seconds at `now`.
+bool IsAvailable(const Pod& pod, int32_t min_ready_seconds, TimePoint now);
+// Phase Running and ready.
+bool IsRunningAndReady(const Pod& pod);
+// "namespace/name", the work-queue key.
+std::string KeyOf(const ObjectMeta& meta);
+
+}  // namespace rcsim
+
+#endif  // RCSIM_ENGINE_TYPES_H_

@@ -1,0 +1,97 @@
+// FaultyApiClient: wraps an ApiClient and injects the faults of a real API server connection, so that
+// the manager runs its normal code under fault. All randomness comes from the given Rng and all delays
+// from the given Executor, so a seeded run is reproducible.
+//
+// Faults (each settable at runtime; `until` = the virtual time the fault switches itself off, nullopt =
+// until changed). Faults are checked when a call is made, in this order:
+// - Partition: every call made while partitioned times out: nothing reaches the inner client and the
+//   caller gets kTimeout after timeout(). Starting a partition ends every active watch (kError with
+//   kUnavailable); a watch started while partitioned ends the same way after timeout().
+// - Error rate (per verb): the call is not applied; the caller gets kUnavailable after the latency.
+// - Timeout rate (per verb): the outcome is unknown: with probability 1/2 the call is applied (its
+//   reply is discarded), and the caller gets kTimeout after timeout() (default 1s).
+// - Latency (per verb, uniform [min, max]): the call reaches the inner client after the drawn delay;
+//   its reply is delivered as the inner client delivers it. Calls may therefore be reordered.
+// - Watch delay (uniform [min, max] per event): each watch event is delivered later, never reordered
+//   within one watch (an event is never delivered before the one before it).
+// - Stale reads with lag L: implemented at the client level by delaying every List reply and every
+//   watch event by L on top of the other delays, so what the caller sees describes the state of the
+//   server L earlier. (Gets are not delayed: Kubernetes serves them from etcd, quorum reads.)
+// - DropWatches(): ends every active watch now with one kError event (kUnavailable), as when the
+//   connection to the API server breaks; the caller must re-list and re-watch.
+//
+// Counters: calls per verb (every call, faulted or not; UpdateStatus counts as kUpdate), errors
+// injected, timeouts injected (partition included), watches dropped.
+//
+// Thread-safety: none; calls, callbacks and setters run on the Executor's (simulation) thread. The
+// inner client's callbacks must arrive on that thread too (the in-process client posts to it).
+// Callbacks still pending when the FaultyApiClient is destroyed are dropped.
+#ifndef RCSIM_FAKES_FAULTY_API_CLIENT_H_
+#define RCSIM_FAKES_FAULTY_API_CLIENT_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "engine/api_client.h"
+#include "engine/executor.h"
+#include "engine/rng.h"
+#include "engine/time.h"
+
+namespace rcsim {
+
+inline constexpr int kVerbCount = 7;  // Verb::kGet .. Verb::kDelete
+
+struct ApiFaultCounters {
+  std::array<uint64_t, kVerbCount> calls{};  // indexed by static_cast<int>(Verb)
+  uint64_t errors_injected = 0;
+  uint64_t timeouts_injected = 0;
+  uint64_t watches_dropped = 0;
+  uint64_t calls_total() const;
+};
+
+class FaultyApiClient final : public ApiClient {
+ public:
+  // None of the pointers is owned; all must outlive this object.
+  FaultyApiClient(ApiClient* inner, Clock* clock, Executor* executor, Rng* rng);
+  ~FaultyApiClient() override;
+  FaultyApiClient(const FaultyApiClient&) = delete;
+  FaultyApiClient& operator=(const FaultyApiClient&) = delete;
+
+  ResourceClient<Pod>& pods() override;
+  ResourceClient<ReplicationController>& controllers() override;
+
+  // Rates are probabilities in [0, 1] (clamped). Durations below zero count as zero; max < min is
+  // raised to min.
+  void SetLatency(Verb verb, Duration min, Duration max, std::optional<TimePoint> until = {});
+  void SetLatencyAll(Duration min, Duration max, std::optional<TimePoint> until = {});
+  void SetErrorRate(Verb verb, double rate, std::optional<TimePoint> until = {});
+  void SetErrorRateAll(double rate, std::optional<TimePoint> until = {});
+  void SetTimeoutRate(Verb verb, double rate, std::optional<TimePoint> until = {});
+  void SetTimeoutRateAll(double rate, std::optional<TimePoint> until = {});
+  void SetWatchDelay(Duration min, Duration max, std::optional<TimePoint> until = {});
+  void SetStaleLag(Duration lag, std::optional<TimePoint> until = {});
+  void SetPartitioned(bool partitioned, std::optional<TimePoint> until = {});
+  // How long a timed-out call takes to fail (default 1s).
+  void set_timeout(Duration d);
+  Duration timeout() const;
+  // Ends every active watch now (see above).
+  void DropWatches();
+  // Clears every fault (latencies and watch delay back to zero); counters are kept.
+  void ClearFaults();
+
+  bool partitioned() const;
+  int active_watches() const;
+  const ApiFaultCounters& counters() const;
+
+  class Core;  // shared with pending callbacks and watch handles; defined in the .cc
+
+ private:
+  std::shared_ptr<Core> core_;
+};
+
+}  // namespace rcsim
+
+#endif  // RCSIM_FAKES_FAULTY_API_CLIENT_H_

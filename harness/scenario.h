@@ -1,0 +1,194 @@
+// Scenario files: the public JSON contract of rcsim (see docs/scenarios.md for every field and default).
+//
+// ParseScenario is strict: unknown keys, wrong types, negative counts, fractions outside [0, 1],
+// references to controllers the scenario never defines, unparsable durations, events with zero or
+// several actions are refused with Code::kInvalid and the message "<file>: <json pointer>: <reason>"
+// (e.g. "s.json: /events/2/kill_pods/fraction: must be within [0, 1], got 1.5"). Nothing runs before a
+// scenario parsed. Defaults are applied here, so a parsed Scenario is complete.
+#ifndef RCSIM_HARNESS_SCENARIO_H_
+#define RCSIM_HARNESS_SCENARIO_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/api_client.h"
+#include "engine/status.h"
+#include "engine/time.h"
+#include "engine/types.h"
+
+namespace rcsim {
+
+struct DurationRange {
+  Duration min{0};
+  Duration max{0};
+  bool operator==(const DurationRange&) const = default;
+};
+
+struct ClusterConfig {
+  int32_t nodes = 10;
+  DurationRange pod_start_latency{std::chrono::milliseconds(500), std::chrono::seconds(2)};
+  DurationRange api_latency{std::chrono::milliseconds(1), std::chrono::milliseconds(5)};
+  DurationRange watch_latency{Duration(0), std::chrono::milliseconds(50)};
+};
+
+struct ManagerConfig {
+  int32_t workers = 5;
+  Duration resync = std::chrono::seconds(30);
+  int32_t burst_replicas = 500;
+};
+
+struct ControllerConfig {
+  std::string name;
+  std::string namespace_ = "default";
+  int32_t replicas = 1;
+  Labels selector;            // default: the template's labels, else {"app": name}
+  PodTemplateSpec template_;  // default: labels = selector, one container "sleep 3600"
+};
+
+// Which pods a kill_pods / delete_pods event hits. Pods are those in `namespace_` matching `selector`
+// that are active at the event's time; the chosen ones are drawn with the scenario's RNG.
+struct PodTarget {
+  enum class Mode { kCount, kFraction, kAll };
+  Labels selector;  // empty: every pod of the namespace
+  std::string namespace_ = "default";
+  Mode mode = Mode::kCount;
+  int64_t count = 1;      // kCount
+  double fraction = 0.0;  // kFraction: round(fraction * matching pods)
+};
+
+struct KillPodsAction {
+  PodTarget target;
+};
+struct DeletePodsAction {
+  PodTarget target;
+};
+struct ScaleAction {
+  std::string controller;
+  int32_t replicas = 0;
+};
+struct UpdateControllerAction {
+  std::string controller;
+  std::optional<int32_t> replicas;
+  std::optional<Labels> selector;
+  std::optional<PodTemplateSpec> template_;
+};
+struct CreateControllerAction {
+  ControllerConfig controller;
+};
+struct DeleteControllerAction {
+  std::string controller;
+  bool cascade = true;
+};
+struct FailNodeAction {
+  std::optional<std::string> node;  // a node name ("node-3"); else `count` nodes drawn with the RNG
+  int32_t count = 1;
+  std::optional<Duration> for_;  // the node recovers after this; never if absent
+};
+struct ApiFaultsAction {
+  Duration for_{0};
+  double error_rate = 0.0;
+  std::optional<DurationRange> latency;  // extra latency added to each call
+  double timeout_rate = 0.0;
+  std::vector<Verb> verbs;  // empty: every verb
+};
+struct WatchFaultsAction {
+  Duration for_{std::chrono::seconds(10)};
+  bool drop = false;
+  std::optional<Duration> delay;
+  bool compact = false;
+};
+struct StaleReadsAction {
+  Duration for_{0};
+  Duration lag{0};
+};
+struct RestartManagerAction {
+  Duration down{0};
+};
+struct PartitionManagerAction {
+  Duration for_{0};
+};
+
+using EventAction =
+    std::variant<KillPodsAction, DeletePodsAction, ScaleAction, UpdateControllerAction,
+                 CreateControllerAction, DeleteControllerAction, FailNodeAction, ApiFaultsAction,
+                 WatchFaultsAction, StaleReadsAction, RestartManagerAction, PartitionManagerAction>;
+
+struct ScenarioEvent {
+  Duration at{0};
+  std::string kind;  // the action's key: "kill_pods", ...
+  EventAction action;
+  // When the event's effect is over: at + for / down (at for instantaneous actions).
+  Duration settled_at{0};
+  std::string text;  // the event's JSON, compact, for traces and reports
+};
+
+struct ConvergedExpect {
+  std::string controller;
+  Duration after{0};
+  Duration within{std::chrono::minutes(1)};
+};
+struct NeverAboveExpect {
+  std::string controller;
+  int32_t active = 0;  // default: the highest replicas the scenario ever gives the controller
+};
+struct FinalExpect {
+  std::string controller;
+  std::optional<int32_t> running;  // if neither is given: running == the final desired replicas
+  std::optional<int32_t> replicas_status;
+};
+struct ApiCallsExpect {
+  std::optional<Verb> verb;  // absent: all verbs
+  int64_t at_most = 0;
+};
+struct StatusMatchesExpect {
+  std::string controller;
+};
+
+using ExpectationSpec = std::variant<ConvergedExpect, NeverAboveExpect, FinalExpect, ApiCallsExpect,
+                                     StatusMatchesExpect>;
+
+struct Expectation {
+  std::string kind;  // "converged", ...
+  ExpectationSpec spec;
+  std::string text;  // the expectation's JSON as written (keys sorted), for reports
+};
+
+struct Scenario {
+  std::string file;  // where it was read from ("" when parsed from a string)
+  std::string name;
+  std::string description;
+  uint64_t seed = 1;
+  std::string tier = "fast";  // "fast" or "slow"
+  Duration duration{std::chrono::minutes(10)};
+  ClusterConfig cluster;
+  ManagerConfig manager;
+  std::vector<ControllerConfig> controllers;
+  std::vector<ScenarioEvent> events;  // in file order; the runner fires them by `at`, ties in file order
+  std::vector<Expectation> expect;
+
+  // Longest `within` of the converged expectations, or manager.resync if there is none: the quiet
+  // period after which a settled world ends the run early.
+  Duration QuietPeriod() const;
+  // Earliest time at which the run may end early: every event settled, every `after` passed.
+  Duration SettleTime() const;
+};
+
+// Parses one scenario document. `file` is used only in error messages and Scenario::file.
+Result<Scenario> ParseScenario(const nlohmann::json& doc, std::string_view file);
+// Parses JSON text (syntax errors are reported as "<file>: /: invalid JSON: ...").
+Result<Scenario> ParseScenarioText(std::string_view text, std::string_view file);
+// Reads and parses a file (unreadable file: "<file>: cannot read: ...").
+Result<Scenario> LoadScenarioFile(const std::string& path);
+
+// Escapes one reference token for a JSON pointer (RFC 6901: "~" -> "~0", "/" -> "~1").
+std::string EscapePointerToken(std::string_view token);
+
+}  // namespace rcsim
+
+#endif  // RCSIM_HARNESS_SCENARIO_H_

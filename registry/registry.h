@@ -1,0 +1,163 @@
+// The API server's logic over a Store: keys, resource versions, optimistic concurrency, validation,
+// generateName, selectors, paging and watch translation for pods and replication controllers.
+// Shared by the in-process client (fakes/inprocess_api_client.h) and the HTTP server.
+//
+// Layout in the store (as Kubernetes):
+//   /registry/pods/<namespace>/<name>         a Pod
+//   /registry/controllers/<namespace>/<name>  a ReplicationController
+// Values are typed (Value(PodPtr)); values holding only bytes (a real etcd) are decoded with
+// engine/codec.h. The stored object never carries metadata.resourceVersion: it is the key's
+// mod_revision, set on every object the registry returns.
+//
+// Semantics follow the Kubernetes API server with immediate deletion (no graceful period):
+// - Create assigns uid, creationTimestamp, generation (1 for controllers), expands generateName and
+//   fails with kAlreadyExists if the name is taken. Status given at creation is discarded.
+// - Update has PUT semantics. A non-empty stale metadata.resourceVersion gives kConflict; an empty one
+//   is unconditional. uid, creationTimestamp, name, namespace, generateName, deletionTimestamp and
+//   .status are kept from storage. A controller's generation is bumped when its spec changes. A pod's
+//   spec is immutable except spec.nodeName may be set once (binding) and container images may change.
+//   An update that changes nothing writes nothing and returns the stored object.
+// - UpdateStatus writes only .status, with the same concurrency rule.
+// - Delete honours uid / resourceVersion preconditions (kConflict) and returns the deleted object.
+// - Watch: see ResourceRegistry::Watch.
+//
+// Thread-safety: every method may be called from any thread concurrently. Watch callbacks run on the
+// store's watch thread (or inline inside Watch() for the initial ADDED events), in order, never
+// concurrently for one watch.
+#ifndef RCSIM_REGISTRY_REGISTRY_H_
+#define RCSIM_REGISTRY_REGISTRY_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "engine/api_client.h"
+#include "engine/rng.h"
+#include "engine/status.h"
+#include "engine/store.h"
+#include "engine/time.h"
+#include "engine/types.h"
+
+namespace rcsim {
+
+// A live registry watch; destroying it stops the watch (no callback runs after the destructor returns).
+class RegistryWatch {
+ public:
+  virtual ~RegistryWatch() = default;
+};
+
+// Shared by the registries of one Registry: the clock and the guarded Rng.
+class RegistryContext {
+ public:
+  RegistryContext(Store* store, Clock* clock, Rng* rng) : store_(store), clock_(clock), rng_(rng) {}
+
+  Store* store() const { return store_; }
+  TimePoint Now() const { return clock_->Now(); }
+  // "8-4-4-4-12" lowercase hex, version-4 shaped.
+  std::string NewUid();
+  // `n` characters from Kubernetes' generateName alphabet "bcdfghjklmnpqrstvwxz2456789".
+  std::string RandomSuffix(int n);
+
+ private:
+  Store* const store_;
+  Clock* const clock_;
+  std::mutex rng_mu_;
+  Rng* const rng_;  // guarded by rng_mu_
+};
+
+// One resource type; T is Pod or ReplicationController (explicitly instantiated in registry.cc).
+template <typename T>
+class ResourceRegistry {
+ public:
+  using Ptr = std::shared_ptr<const T>;
+  using EventCallback = std::function<void(const ApiWatchEvent<T>&)>;
+
+  explicit ResourceRegistry(RegistryContext* ctx);
+  ResourceRegistry(const ResourceRegistry&) = delete;
+  ResourceRegistry& operator=(const ResourceRegistry&) = delete;
+
+  Result<Ptr> Get(const std::string& ns, const std::string& name);
+  // ns "" lists all namespaces. Items are in key order (namespace, then name); resource_version is
+  // the store revision the list (and every page of a continued list) was read at. A continue token
+  // whose revision has been compacted gives kGone.
+  Result<ObjectList<T>> List(const std::string& ns, const ListOptions& opts);
+  Result<Ptr> Create(const std::string& ns, T object);
+  Result<Ptr> Update(T object);
+  Result<Ptr> UpdateStatus(T object);
+  Result<Ptr> Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts);
+
+  // Watches objects of namespace `ns` ("" = all) matching `opts` (label selector and metadata.name;
+  // limit/continue are ignored) after `resource_version`. "" or "0": first one ADDED per current
+  // object (delivered inline, before Watch returns), then every change after that list's revision.
+  // A change that makes an object stop matching is DELETED (the last matching state), one that
+  // makes it start matching is ADDED. If `resource_version` has been compacted the callback gets one
+  // kError event with kGone and the watch ends; any store error likewise ends it with one kError.
+  // Errors in the arguments (malformed resource_version) are returned, not delivered.
+  Result<std::unique_ptr<RegistryWatch>> Watch(const std::string& ns, const ListOptions& opts,
+                                               const std::string& resource_version,
+                                               EventCallback on_event);
+
+  // Objects returned for (key, mod_revision), shared between callers and watchers so that one
+  // write is copied once, not once per reader. Exposed for the watch implementation.
+  Ptr WithRevision(const std::string& key, const Ptr& stored, int64_t revision);
+  // The object of a stored kv with resourceVersion set (typed value, or bytes decoded).
+  Result<Ptr> FromKv(const KeyValue& kv);
+
+  // Read-modify-write of one key, as Kubernetes' GuaranteedUpdate. `mutate` builds the new object
+  // from the stored one (without resourceVersion) or fails; an unchanged result writes nothing.
+  // `expected_rv` is the caller's resourceVersion: when set and stale, kConflict; when empty, a
+  // race with another writer re-reads and retries.
+  Result<Ptr> GuaranteedUpdate(const std::string& ns, const std::string& name,
+                               const std::string& expected_rv,
+                               const std::function<Result<T>(const T& stored)>& mutate);
+
+ private:
+  Result<Ptr> CommitCreate(const std::string& ns, T object);
+  void Remember(const std::string& key, int64_t revision, const Ptr& obj);
+
+  RegistryContext* const ctx_;
+
+  struct Cached {
+    int64_t revision = 0;
+    Ptr object;
+  };
+  std::mutex cache_mu_;
+  std::unordered_map<std::string, Cached> cache_;  // guarded by cache_mu_; bounded, cleared when full
+};
+
+class Registry {
+ public:
+  // None of the pointers is owned; all must outlive the Registry.
+  Registry(Store* store, Clock* clock, Rng* rng);
+
+  ResourceRegistry<Pod>& pods() { return pods_; }
+  ResourceRegistry<ReplicationController>& controllers() { return controllers_; }
+
+  // The /scale subresource of a controller. status_selector is FormatSelectorMap(spec.selector).
+  Result<Scale> GetScale(const std::string& ns, const std::string& name);
+  // Sets spec.replicas (bumping generation if it changed); scale.metadata.resourceVersion, when set,
+  // must be current (kConflict otherwise).
+  Result<Scale> UpdateScale(const std::string& ns, const std::string& name, const Scale& scale);
+
+ private:
+  RegistryContext ctx_;
+  ResourceRegistry<Pod> pods_;
+  ResourceRegistry<ReplicationController> controllers_;
+};
+
+// Store keys: "/registry/pods/" + ns + "/" + name, and the prefixes ("/registry/pods/" for ns "").
+std::string PodKey(std::string_view ns, std::string_view name);
+std::string ControllerKey(std::string_view ns, std::string_view name);
+std::string PodPrefix(std::string_view ns);
+std::string ControllerPrefix(std::string_view ns);
+
+// resourceVersion string <-> revision; nullopt-like kBadRequest for malformed input.
+Result<int64_t> ParseResourceVersion(std::string_view rv);
+
+}  // namespace rcsim
+
+#endif  // RCSIM_REGISTRY_REGISTRY_H_
