@@ -1,0 +1,53 @@
+#include "engine/labels.h"
+
+#include <gtest/gtest.h>
+
+namespace rcsim {
+namespace {
+
+TEST(LabelSelectorTest, ParsesEveryOperator) {
+  auto s = LabelSelector::Parse("app=web, tier!=db,env in (prod, staging),!legacy,track, zone notin (a)");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(s->Matches({{"app", "web"}, {"env", "prod"}, {"track", "x"}}));
+  EXPECT_FALSE(s->Matches({{"app", "web"}, {"env", "prod"}, {"track", "x"}, {"legacy", "1"}}));
+  EXPECT_FALSE(s->Matches({{"app", "web"}, {"env", "dev"}, {"track", "x"}}));
+  EXPECT_FALSE(s->Matches({{"app", "web"}, {"env", "prod"}, {"track", "x"}, {"tier", "db"}}));
+  EXPECT_FALSE(s->Matches({{"app", "web"}, {"env", "prod"}}));
+  EXPECT_FALSE(s->Matches({{"app", "web"}, {"env", "prod"}, {"track", "x"}, {"zone", "a"}}));
+}
+
+TEST(LabelSelectorTest, DoubleEqualsIsEquality) {
+  auto s = LabelSelector::Parse("app==web");
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->Matches({{"app", "web"}}));
+  EXPECT_EQ(s->ToString(), "app=web");
+}
+
+TEST(LabelSelectorTest, EmptyMatchesEverything) {
+  auto s = LabelSelector::Parse("  ");
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->Empty());
+  EXPECT_TRUE(s->Matches({}));
+}
+
+TEST(LabelSelectorTest, RejectsMalformed) {
+  for (const char* bad : {"app=web,", "a in (b", "a in b)", "a inn (b)", "=x", "a b=c", "a in ()"}) {
+    auto s = LabelSelector::Parse(bad);
+    EXPECT_FALSE(s.ok()) << bad;
+    if (!s.ok()) {
+      EXPECT_EQ(s.status().code(), Code::kBadRequest);
+    }
+  }
+}
+
+TEST(LabelSelectorTest, MapSelector) {
+  Labels sel{{"app", "web"}, {"tier", "fe"}};
+  EXPECT_TRUE(SelectorMapMatches(sel, {{"app", "web"}, {"tier", "fe"}, {"x", "y"}}));
+  EXPECT_FALSE(SelectorMapMatches(sel, {{"app", "web"}}));
+  EXPECT_FALSE(SelectorMapMatches({}, {{"app", "web"}}));
+  EXPECT_EQ(FormatSelectorMap(sel), "app=web,tier=fe");
+  EXPECT_TRUE(LabelSelector::FromMap(sel).Matches({{"app", "web"}, {"tier", "fe"}}));
+}
+
+}  // namespace
+}  // namespace rcsim
