@@ -1,0 +1,404 @@
+#include "fakes/faulty_store.h"
+
+#include <algorithm>
+#include <deque>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace rcsim {
+namespace {
+
+// One watch handed out by the wrapper. cb is immutable; the rest is guarded by mu.
+struct WatchState {
+  explicit WatchState(WatchCallback callback) : cb(std::move(callback)) {}
+
+  const WatchCallback cb;
+  std::mutex mu;
+  std::unique_ptr<Watch> inner;
+  bool alive = true;   // the handle exists
+  bool ended = false;  // cancelled (dropped, rejected or by the inner store): nothing more is delivered
+  TimePoint last_due;  // due time of the latest delayed response; later ones are never due earlier
+  int64_t pending = 0;  // delayed responses not yet run
+};
+using WatchStatePtr = std::shared_ptr<WatchState>;
+
+WatchResponse Unavailable() {
+  WatchResponse r;
+  r.canceled = true;
+  r.status = Status(Code::kUnavailable, "injected fault: watch dropped");
+  return r;
+}
+
+// Delivers r unless the watch was destroyed or has ended.
+void Deliver(const WatchStatePtr& s, const WatchResponse& r) {
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (!s->alive || s->ended) return;
+    if (r.canceled) s->ended = true;
+  }
+  s->cb(r);
+}
+
+// Ends the watch with an Unavailable cancellation, posted. False if it had already ended.
+bool EndWatch(const WatchStatePtr& s, Executor* executor) {
+  std::unique_ptr<Watch> inner;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (!s->alive || s->ended) return false;
+    s->ended = true;
+    inner = std::move(s->inner);
+  }
+  inner.reset();
+  executor->Post([s] {
+    {
+      std::lock_guard<std::mutex> lock(s->mu);
+      if (!s->alive) return;
+    }
+    s->cb(Unavailable());
+  });
+  return true;
+}
+
+class FaultyWatch final : public Watch {
+ public:
+  explicit FaultyWatch(WatchStatePtr s) : s_(std::move(s)) {}
+  ~FaultyWatch() override {
+    std::unique_ptr<Watch> inner;
+    {
+      std::lock_guard<std::mutex> lock(s_->mu);
+      s_->alive = false;
+      inner = std::move(s_->inner);
+    }
+  }
+
+ private:
+  WatchStatePtr s_;
+};
+
+// The revision of any read: the header of a single-key Range.
+Result<int64_t> CurrentRevision(Store* store) {
+  RangeRequest req;
+  req.key = std::string(1, '\0');
+  auto r = store->Range(req);
+  if (!r.ok()) return r.status();
+  return r->revision;
+}
+
+}  // namespace
+
+class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core> {
+ public:
+  Core(Store* inner, Clock* clock, Executor* executor, Rng* rng)
+      : inner_(inner), clock_(clock), executor_(executor), rng_(rng) {}
+
+  // True (and counted) if a fault of probability `rate` strikes now.
+  bool Strike(double FaultyStore::Core::*rate, int64_t FaultyStoreCounters::*counter) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!rng_->Bernoulli(this->*rate)) return false;
+    ++(counters_.*counter);
+    return true;
+  }
+
+  // The revision a Range at revision 0 is served at, or 0 when reads are not stale.
+  int64_t StaleRevision() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stale_lag_ <= Duration::zero() || timeline_.empty()) return 0;
+    PruneTimeline();
+    // After pruning, the front is the newest entry at or before now - lag (or the oldest recorded).
+    return timeline_.front().second;
+  }
+  bool IsLatest(int64_t revision) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return timeline_.empty() || timeline_.back().second <= revision;
+  }
+  void CountStaleRead() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++counters_.stale_reads;
+  }
+
+  void SetStaleLag(Duration lag) {
+    bool start_timeline = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stale_lag_ = lag;
+      start_timeline = lag > Duration::zero() && !timeline_started_;
+      if (start_timeline) timeline_started_ = true;
+    }
+    if (start_timeline) StartTimeline();
+  }
+
+  void StartTimeline() {
+    auto rev = CurrentRevision(inner_);
+    if (!rev.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      timeline_started_ = false;
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      timeline_.emplace_back(clock_->Now(), *rev);
+    }
+    WatchRequest req;
+    req.key = std::string(1, '\0');
+    req.range_end = std::string(1, '\0');
+    req.start_revision = *rev + 1;
+    req.prev_kv = true;  // the in-memory store then shares its response instead of copying it
+    std::weak_ptr<Core> weak = weak_from_this();
+    auto w = inner_->StartWatch(req, [weak](const WatchResponse& r) {
+      auto core = weak.lock();
+      if (!core || r.events.empty()) return;
+      std::lock_guard<std::mutex> lock(core->mu_);
+      core->timeline_.emplace_back(core->clock_->Now(), r.events.back().kv.mod_revision);
+      core->PruneTimeline();
+    });
+    std::lock_guard<std::mutex> lock(mu_);
+    timeline_watch_ = std::move(w);
+  }
+
+  std::unique_ptr<Watch> StartWatch(const WatchRequest& req, WatchCallback cb) {
+    auto s = std::make_shared<WatchState>(std::move(cb));
+    bool reject = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      reject = reject_new_watches_;
+      if (reject) ++counters_.rejected_watches;
+    }
+    if (reject) {
+      EndWatch(s, executor_);
+      return std::make_unique<FaultyWatch>(std::move(s));
+    }
+    std::weak_ptr<Core> weak = weak_from_this();
+    auto inner = inner_->StartWatch(req, [weak, s](const WatchResponse& r) {
+      if (auto core = weak.lock()) core->OnInnerResponse(s, r);
+    });
+    if (inner == nullptr) return nullptr;
+    {
+      std::lock_guard<std::mutex> lock(s->mu);
+      s->inner = std::move(inner);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (watches_.size() >= 64 && watches_.size() >= 2 * live_hint_) PruneWatches();
+    watches_.push_back(s);
+    return std::make_unique<FaultyWatch>(std::move(s));
+  }
+
+  void OnInnerResponse(const WatchStatePtr& s, const WatchResponse& r) {
+    bool drop = false;
+    Duration delay{};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!r.canceled && drop_rate_ > 0 && rng_->Bernoulli(drop_rate_)) {
+        drop = true;
+      } else {
+        delay = watch_delay_ + stale_lag_;
+        if (delay > Duration::zero()) ++counters_.delayed_watch_responses;
+      }
+    }
+    if (drop) {
+      if (EndWatch(s, executor_)) {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++counters_.dropped_watches;
+      }
+      return;
+    }
+    const TimePoint now = clock_->Now();
+    TimePoint due = now;
+    bool immediate = false;
+    {
+      std::lock_guard<std::mutex> lock(s->mu);
+      immediate = delay <= Duration::zero() && s->pending == 0;
+      if (!immediate) {
+        due = std::max(now + delay, s->last_due);
+        s->last_due = due;
+        ++s->pending;
+      }
+    }
+    if (immediate) {
+      Deliver(s, r);
+      return;
+    }
+    auto copy = std::make_shared<const WatchResponse>(r);
+    executor_->Schedule(due - now, [s, copy] {
+      {
+        std::lock_guard<std::mutex> lock(s->mu);
+        --s->pending;
+      }
+      Deliver(s, *copy);
+    });
+  }
+
+  int64_t DropWatches() {
+    std::vector<WatchStatePtr> live;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      PruneWatches();
+      for (const auto& w : watches_) {
+        if (auto s = w.lock()) live.push_back(std::move(s));
+      }
+    }
+    int64_t n = 0;
+    for (const WatchStatePtr& s : live) n += EndWatch(s, executor_) ? 1 : 0;
+    std::lock_guard<std::mutex> lock(mu_);
+    counters_.dropped_watches += n;
+    return n;
+  }
+
+  void Shutdown() {
+    std::unique_ptr<Watch> w;
+    std::lock_guard<std::mutex> lock(mu_);
+    w = std::move(timeline_watch_);
+  }
+
+  Store* const inner_;
+  Clock* const clock_;
+  Executor* const executor_;
+
+  mutable std::mutex mu_;
+  // Guarded by mu_.
+  Rng* const rng_;
+  double error_rate_ = 0;
+  double timeout_rate_ = 0;
+  double drop_rate_ = 0;
+  Duration watch_delay_{};
+  Duration stale_lag_{};
+  bool reject_new_watches_ = false;
+  FaultyStoreCounters counters_;
+
+ private:
+  // Drops timeline entries no read can need: keeps the newest one at or before now - lag.
+  void PruneTimeline() {
+    const TimePoint cutoff = clock_->Now() - std::max(stale_lag_, Duration::zero());
+    while (timeline_.size() >= 2 && timeline_[1].first <= cutoff) timeline_.pop_front();
+  }
+  void PruneWatches() {
+    std::erase_if(watches_, [](const std::weak_ptr<WatchState>& w) {
+      auto s = w.lock();
+      if (!s) return true;
+      std::lock_guard<std::mutex> lock(s->mu);
+      return !s->alive || s->ended;
+    });
+    live_hint_ = watches_.size();
+  }
+
+  std::vector<std::weak_ptr<WatchState>> watches_;
+  size_t live_hint_ = 0;
+  bool timeline_started_ = false;
+  std::deque<std::pair<TimePoint, int64_t>> timeline_;  // (time seen, revision), ascending
+  std::unique_ptr<Watch> timeline_watch_;
+};
+
+FaultyStore::FaultyStore(Store* inner, Clock* clock, Executor* executor, Rng* rng)
+    : inner_(inner), core_(std::make_shared<Core>(inner, clock, executor, rng)) {}
+
+FaultyStore::~FaultyStore() { core_->Shutdown(); }
+
+void FaultyStore::set_error_rate(double p) {
+  std::lock_guard<std::mutex> lock(core_->mu_);
+  core_->error_rate_ = p;
+}
+void FaultyStore::set_timeout_rate(double p) {
+  std::lock_guard<std::mutex> lock(core_->mu_);
+  core_->timeout_rate_ = p;
+}
+void FaultyStore::set_watch_delay(Duration d) {
+  std::lock_guard<std::mutex> lock(core_->mu_);
+  core_->watch_delay_ = std::max(d, Duration::zero());
+}
+void FaultyStore::set_watch_drop_rate(double p) {
+  std::lock_guard<std::mutex> lock(core_->mu_);
+  core_->drop_rate_ = p;
+}
+void FaultyStore::set_reject_new_watches(bool reject) {
+  std::lock_guard<std::mutex> lock(core_->mu_);
+  core_->reject_new_watches_ = reject;
+}
+void FaultyStore::set_stale_read_lag(Duration lag) { core_->SetStaleLag(std::max(lag, Duration::zero())); }
+
+void FaultyStore::ClearFaults() {
+  {
+    std::lock_guard<std::mutex> lock(core_->mu_);
+    core_->error_rate_ = 0;
+    core_->timeout_rate_ = 0;
+    core_->drop_rate_ = 0;
+    core_->watch_delay_ = Duration::zero();
+    core_->reject_new_watches_ = false;
+  }
+  core_->SetStaleLag(Duration::zero());
+}
+
+int64_t FaultyStore::DropWatches() { return core_->DropWatches(); }
+
+Result<int64_t> FaultyStore::ForceCompaction() {
+  auto rev = CurrentRevision(inner_);
+  if (!rev.ok()) return rev.status();
+  auto r = inner_->Compact(*rev);
+  if (!r.ok()) return r.status();
+  std::lock_guard<std::mutex> lock(core_->mu_);
+  ++core_->counters_.forced_compactions;
+  return *rev;
+}
+
+FaultyStoreCounters FaultyStore::counters() const {
+  std::lock_guard<std::mutex> lock(core_->mu_);
+  return core_->counters_;
+}
+
+namespace {
+Status InjectedUnavailable() { return Status(Code::kUnavailable, "injected fault: store unavailable"); }
+Status InjectedTimeout() { return Status(Code::kTimeout, "injected fault: request timed out after being applied"); }
+}  // namespace
+
+Result<RangeResponse> FaultyStore::Range(const RangeRequest& req) {
+  if (core_->Strike(&Core::error_rate_, &FaultyStoreCounters::unavailable_errors)) return InjectedUnavailable();
+  if (req.revision == 0) {
+    const int64_t stale = core_->StaleRevision();
+    if (stale > 0 && !core_->IsLatest(stale)) {
+      RangeRequest at = req;
+      at.revision = stale;
+      auto r = inner_->Range(at);
+      if (r.ok()) {
+        r->revision = stale;  // a lagging member reports its own revision
+        core_->CountStaleRead();
+        return r;
+      }
+      // Compacted past the stale revision: serve the latest, as a member that caught up would.
+    }
+  }
+  return inner_->Range(req);
+}
+
+Result<PutResponse> FaultyStore::Put(const PutRequest& req) {
+  if (core_->Strike(&Core::error_rate_, &FaultyStoreCounters::unavailable_errors)) return InjectedUnavailable();
+  auto r = inner_->Put(req);
+  if (r.ok() && core_->Strike(&Core::timeout_rate_, &FaultyStoreCounters::timeouts)) return InjectedTimeout();
+  return r;
+}
+
+Result<DeleteResponse> FaultyStore::DeleteRange(const DeleteRequest& req) {
+  if (core_->Strike(&Core::error_rate_, &FaultyStoreCounters::unavailable_errors)) return InjectedUnavailable();
+  auto r = inner_->DeleteRange(req);
+  if (r.ok() && core_->Strike(&Core::timeout_rate_, &FaultyStoreCounters::timeouts)) return InjectedTimeout();
+  return r;
+}
+
+Result<TxnResponse> FaultyStore::Txn(const TxnRequest& req) {
+  if (core_->Strike(&Core::error_rate_, &FaultyStoreCounters::unavailable_errors)) return InjectedUnavailable();
+  auto r = inner_->Txn(req);
+  if (r.ok() && core_->Strike(&Core::timeout_rate_, &FaultyStoreCounters::timeouts)) return InjectedTimeout();
+  return r;
+}
+
+Result<int64_t> FaultyStore::Compact(int64_t revision) { return inner_->Compact(revision); }
+
+std::unique_ptr<Watch> FaultyStore::StartWatch(const WatchRequest& req, WatchCallback cb) {
+  return core_->StartWatch(req, std::move(cb));
+}
+
+Result<LeaseGrantResponse> FaultyStore::LeaseGrant(int64_t ttl_seconds, int64_t id) {
+  return inner_->LeaseGrant(ttl_seconds, id);
+}
+Status FaultyStore::LeaseRevoke(int64_t id) { return inner_->LeaseRevoke(id); }
+Result<int64_t> FaultyStore::LeaseKeepAlive(int64_t id) { return inner_->LeaseKeepAlive(id); }
+
+}  // namespace rcsim
