@@ -97,26 +97,35 @@ class ResourceRegistry {
   // makes it start matching is ADDED. If `resource_version` has been compacted the callback gets one
   // kError event with kGone and the watch ends; any store error likewise ends it with one kError.
   // Errors in the arguments (malformed resource_version) are returned, not delivered.
+  // on_event runs with the watch's delivery lock held: it must not destroy this watch (hand the
+  // event to an executor instead, as InProcessApiClient does). Watches must not outlive the registry.
   Result<std::unique_ptr<RegistryWatch>> Watch(const std::string& ns, const ListOptions& opts,
                                                const std::string& resource_version,
                                                EventCallback on_event);
 
-  // Objects returned for (key, mod_revision), shared between callers and watchers so that one
-  // write is copied once, not once per reader. Exposed for the watch implementation.
-  Ptr WithRevision(const std::string& key, const Ptr& stored, int64_t revision);
-  // The object of a stored kv with resourceVersion set (typed value, or bytes decoded).
+  // The object of a stored value without resourceVersion: the typed object shared, or bytes decoded
+  // (kInternal if they do not decode).
+  Result<Ptr> Stored(const Value& value, const std::string& key);
+  // `stored` with resourceVersion = revision. With `cache`, the copy is shared through a bounded
+  // cache keyed by (key, revision), so one write is copied once, not once per reader or watcher;
+  // only pass cache=true when `stored` is the object the key held at `revision` (or was deleted at).
+  Ptr WithRevision(const std::string& key, const Ptr& stored, int64_t revision, bool cache);
+  // The object of a stored kv with resourceVersion = its mod_revision.
   Result<Ptr> FromKv(const KeyValue& kv);
 
   // Read-modify-write of one key, as Kubernetes' GuaranteedUpdate. `mutate` builds the new object
-  // from the stored one (without resourceVersion) or fails; an unchanged result writes nothing.
-  // `expected_rv` is the caller's resourceVersion: when set and stale, kConflict; when empty, a
-  // race with another writer re-reads and retries.
-  Result<Ptr> GuaranteedUpdate(const std::string& ns, const std::string& name,
-                               const std::string& expected_rv,
-                               const std::function<Result<T>(const T& stored)>& mutate);
+  // from the stored one (which has no resourceVersion) or fails; it may be called again after a
+  // race. The update rules then apply to its result as to Update's: uid, creationTimestamp,
+  // generateName and deletion fields are restored from storage, a controller's generation is bumped
+  // if its spec changed (a selector left empty is defaulted), a pod's spec may only change as
+  // ValidatePodUpdate allows, and the whole object (status included) is validated. A result equal to
+  // the stored object writes nothing. `expected_rv` is the caller's resourceVersion: when set and
+  // stale, kConflict; when empty, a race re-reads and retries.
+  Result<Ptr> GuaranteedUpdate(
+      const std::string& ns, const std::string& name, const std::string& expected_rv,
+      const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate);
 
  private:
-  Result<Ptr> CommitCreate(const std::string& ns, T object);
   void Remember(const std::string& key, int64_t revision, const Ptr& obj);
 
   RegistryContext* const ctx_;
@@ -155,7 +164,7 @@ std::string ControllerKey(std::string_view ns, std::string_view name);
 std::string PodPrefix(std::string_view ns);
 std::string ControllerPrefix(std::string_view ns);
 
-// resourceVersion string <-> revision; nullopt-like kBadRequest for malformed input.
+// A resourceVersion (a decimal revision >= 0); kBadRequest if malformed.
 Result<int64_t> ParseResourceVersion(std::string_view rv);
 
 }  // namespace rcsim

@@ -1,0 +1,119 @@
+#include "fakes/inprocess_api_client.h"
+
+#include <utility>
+
+namespace rcsim {
+
+template <typename T>
+class InProcessApiClient::Resource final : public ResourceClient<T> {
+ public:
+  using Ptr = std::shared_ptr<const T>;
+
+  Resource(ResourceRegistry<T>* registry, Executor* executor,
+           std::array<std::atomic<uint64_t>, kVerbCount>* counters)
+      : registry_(registry), executor_(executor), counters_(counters) {}
+
+  void Get(const std::string& ns, const std::string& name, Callback<Result<Ptr>> done) override {
+    Count(Verb::kGet);
+    Reply(std::move(done), registry_->Get(ns, name));
+  }
+  void List(const std::string& ns, const ListOptions& opts,
+            Callback<Result<ObjectList<T>>> done) override {
+    Count(Verb::kList);
+    Reply(std::move(done), registry_->List(ns, opts));
+  }
+  void Create(const std::string& ns, T object, Callback<Result<Ptr>> done) override {
+    Count(Verb::kCreate);
+    Reply(std::move(done), registry_->Create(ns, std::move(object)));
+  }
+  void Update(T object, Callback<Result<Ptr>> done) override {
+    Count(Verb::kUpdate);
+    Reply(std::move(done), registry_->Update(std::move(object)));
+  }
+  void UpdateStatus(T object, Callback<Result<Ptr>> done) override {
+    Count(Verb::kUpdate);
+    Reply(std::move(done), registry_->UpdateStatus(std::move(object)));
+  }
+  void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
+              Callback<Result<Ptr>> done) override {
+    Count(Verb::kDelete);
+    Reply(std::move(done), registry_->Delete(ns, name, opts));
+  }
+
+  std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
+                                  const std::string& resource_version,
+                                  std::function<void(const ApiWatchEvent<T>&)> on_event) override {
+    Count(Verb::kWatch);
+    auto handle = std::make_unique<WatchHandle>();
+    handle->shared = std::make_shared<Shared>();
+    handle->shared->on_event = std::move(on_event);
+    std::weak_ptr<Shared> weak = handle->shared;
+    Executor* executor = executor_;
+    auto w = registry_->Watch(ns, opts, resource_version,
+                              [weak, executor](const ApiWatchEvent<T>& ev) {
+                                // Holding the shared state keeps on_event alive until it runs.
+                                auto shared = weak.lock();
+                                if (!shared) return;
+                                executor->Post([shared, ev] {
+                                  if (shared->alive.load()) shared->on_event(ev);
+                                });
+                              });
+    if (!w.ok()) {
+      ApiWatchEvent<T> ev;
+      ev.type = ApiWatchEvent<T>::Type::kError;
+      ev.error = w.status();
+      std::shared_ptr<Shared> shared = handle->shared;
+      executor_->Post([shared, ev] {
+        if (shared->alive.load()) shared->on_event(ev);
+      });
+    } else {
+      handle->registry_watch = std::move(*w);
+    }
+    return handle;
+  }
+
+ private:
+  struct Shared {
+    std::atomic<bool> alive{true};
+    std::function<void(const ApiWatchEvent<T>&)> on_event;
+  };
+  struct WatchHandle final : ApiWatch {
+    ~WatchHandle() override {
+      shared->alive.store(false);
+      registry_watch.reset();
+    }
+    std::shared_ptr<Shared> shared;
+    std::unique_ptr<RegistryWatch> registry_watch;
+  };
+
+  void Count(Verb verb) { (*counters_)[static_cast<std::size_t>(verb)].fetch_add(1); }
+
+  template <typename R>
+  void Reply(Callback<R> done, R result) {
+    executor_->Post([done = std::move(done), result = std::move(result)]() mutable {
+      done(std::move(result));
+    });
+  }
+
+  ResourceRegistry<T>* const registry_;
+  Executor* const executor_;
+  std::array<std::atomic<uint64_t>, kVerbCount>* const counters_;
+};
+
+InProcessApiClient::InProcessApiClient(Registry* registry, Executor* executor)
+    : pods_(std::make_unique<Resource<Pod>>(&registry->pods(), executor, &counters_)),
+      controllers_(std::make_unique<Resource<ReplicationController>>(&registry->controllers(),
+                                                                     executor, &counters_)) {}
+
+InProcessApiClient::~InProcessApiClient() = default;
+
+ResourceClient<Pod>& InProcessApiClient::pods() { return *pods_; }
+ResourceClient<ReplicationController>& InProcessApiClient::controllers() { return *controllers_; }
+
+std::array<uint64_t, InProcessApiClient::kVerbCount> InProcessApiClient::calls() const {
+  std::array<uint64_t, kVerbCount> out{};
+  for (std::size_t i = 0; i < kVerbCount; ++i) out[i] = counters_[i].load();
+  return out;
+}
+
+}  // namespace rcsim

@@ -1,0 +1,757 @@
+#include "registry/registry.h"
+
+#include <algorithm>
+#include <charconv>
+#include <utility>
+
+#include "engine/codec.h"
+#include "engine/labels.h"
+#include "registry/validation.h"
+
+namespace rcsim {
+namespace {
+
+constexpr int kGenerateNameAttempts = 8;
+constexpr int kUpdateAttempts = 32;
+constexpr std::size_t kGeneratedSuffixLength = 5;
+constexpr std::size_t kMaxGenerateNamePrefix = 63 - kGeneratedSuffixLength;
+constexpr std::size_t kCacheCapacity = 1 << 14;
+// Keys scanned per store read when a filtered list has a limit.
+constexpr int64_t kMinFilteredPage = 256;
+
+template <typename T>
+struct Traits;
+
+template <>
+struct Traits<Pod> {
+  static constexpr const char* kKind = "Pod";
+  static constexpr const char* kResource = "pods";
+  static std::string Prefix(std::string_view ns) { return PodPrefix(ns); }
+  static const PodPtr& Typed(const Value& v) { return v.pod(); }
+  static Result<Pod> DecodeBytes(std::string_view bytes) { return DecodePod(bytes); }
+
+  static void PrepareForCreate(Pod& pod) {
+    pod.metadata.generation = 0;
+    pod.status = PodStatus();
+  }
+  static Status Validate(const Pod& pod) { return ValidatePod(pod); }
+  // Applied to every update (after the immutable metadata has been restored from `stored`).
+  static Status PrepareForUpdate(Pod& next, const Pod& stored) {
+    next.metadata.generation = stored.metadata.generation;
+    if (Status s = ValidatePod(next); !s.ok()) return s;
+    if (Status s = ValidatePodUpdate(next, stored); !s.ok()) return s;
+    return ValidatePodStatus(next);
+  }
+};
+
+template <>
+struct Traits<ReplicationController> {
+  static constexpr const char* kKind = "ReplicationController";
+  static constexpr const char* kResource = "replicationcontrollers";
+  static std::string Prefix(std::string_view ns) { return ControllerPrefix(ns); }
+  static const ControllerPtr& Typed(const Value& v) { return v.controller(); }
+  static Result<ReplicationController> DecodeBytes(std::string_view bytes) {
+    return DecodeController(bytes);
+  }
+
+  // Kubernetes defaults an empty selector to the template's labels whenever it decodes an object.
+  static void DefaultSelector(ReplicationController& rc) {
+    if (rc.spec.selector.empty() && rc.spec.template_) {
+      rc.spec.selector = rc.spec.template_->metadata.labels;
+    }
+  }
+  static void PrepareForCreate(ReplicationController& rc) {
+    rc.metadata.generation = 1;
+    rc.status = ReplicationControllerStatus();
+    DefaultSelector(rc);
+  }
+  static Status Validate(const ReplicationController& rc) { return ValidateController(rc); }
+  // Applied to every update (after the immutable metadata has been restored from `stored`).
+  static Status PrepareForUpdate(ReplicationController& next, const ReplicationController& stored) {
+    DefaultSelector(next);
+    next.metadata.generation = stored.metadata.generation + (next.spec == stored.spec ? 0 : 1);
+    if (Status s = ValidateController(next); !s.ok()) return s;
+    return ValidateControllerStatus(next);
+  }
+};
+
+template <typename T>
+Status NotFound(std::string_view name) {
+  return Status(Code::kNotFound,
+                std::string(Traits<T>::kResource) + " " + Quote(name) + " not found");
+}
+
+template <typename T>
+Status Conflict(std::string_view name) {
+  return Status(Code::kConflict, "Operation cannot be fulfilled on " +
+                                     std::string(Traits<T>::kResource) + " " + Quote(name) +
+                                     ": the object has been modified; please apply your changes "
+                                     "to the latest version and try again");
+}
+
+template <typename T>
+Status AlreadyExists(std::string_view name) {
+  return Status(Code::kAlreadyExists,
+                std::string(Traits<T>::kResource) + " " + Quote(name) + " already exists");
+}
+
+// Keeps the fields a client cannot change on update.
+void KeepImmutableMeta(ObjectMeta& next, const ObjectMeta& stored) {
+  next.uid = stored.uid;
+  next.generate_name = stored.generate_name;
+  next.creation_timestamp = stored.creation_timestamp;
+  next.deletion_timestamp = stored.deletion_timestamp;
+  next.deletion_grace_period_seconds = stored.deletion_grace_period_seconds;
+  next.resource_version.clear();
+}
+
+// --- continue tokens: base64url("<revision>:<key suffix after the list prefix>") ---
+
+constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+std::string Base64UrlEncode(std::string_view in) {
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+    out += kB64[(v >> 18) & 63];
+    out += kB64[(v >> 12) & 63];
+    out += kB64[(v >> 6) & 63];
+    out += kB64[v & 63];
+  }
+  if (i + 1 == in.size()) {
+    uint32_t v = uint8_t(in[i]) << 16;
+    out += kB64[(v >> 18) & 63];
+    out += kB64[(v >> 12) & 63];
+  } else if (i + 2 == in.size()) {
+    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
+    out += kB64[(v >> 18) & 63];
+    out += kB64[(v >> 12) & 63];
+    out += kB64[(v >> 6) & 63];
+  }
+  return out;
+}
+
+bool Base64UrlDecode(std::string_view in, std::string* out) {
+  if (in.size() % 4 == 1) return false;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    const char* p = std::find(kB64, kB64 + 64, c);
+    if (p == kB64 + 64) return false;
+    acc = (acc << 6) | static_cast<uint32_t>(p - kB64);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out->push_back(static_cast<char>((acc >> bits) & 0xff));
+    }
+  }
+  return true;
+}
+
+std::string EncodeContinue(int64_t revision, std::string_view key_suffix) {
+  return Base64UrlEncode(std::to_string(revision) + ":" + std::string(key_suffix));
+}
+
+Result<std::pair<int64_t, std::string>> DecodeContinue(std::string_view token) {
+  const Status bad(Code::kBadRequest, "continue key is not valid");
+  std::string raw;
+  if (!Base64UrlDecode(token, &raw)) return bad;
+  std::size_t colon = raw.find(':');
+  if (colon == std::string::npos) return bad;
+  auto rev = ParseResourceVersion(std::string_view(raw).substr(0, colon));
+  if (!rev.ok() || *rev <= 0) return bad;
+  std::string suffix = raw.substr(colon + 1);
+  // The suffix stays inside the list prefix: no climbing into another namespace's keys by '/'.
+  if (suffix.empty()) return bad;
+  return std::make_pair(*rev, std::move(suffix));
+}
+
+template <typename T>
+PutRequest PutOf(const std::string& key, const std::shared_ptr<T>& obj) {
+  PutRequest put;
+  put.key = key;
+  put.value = Value(std::shared_ptr<const T>(obj));
+  return put;
+}
+
+bool MatchesOptions(const ObjectMeta& meta, const ListOptions& opts) {
+  if (!opts.field_name.empty() && meta.name != opts.field_name) return false;
+  return opts.label_selector.Matches(meta.labels);
+}
+
+}  // namespace
+
+// --- keys ---
+
+std::string PodPrefix(std::string_view ns) {
+  std::string p = "/registry/pods/";
+  if (!ns.empty()) {
+    p += ns;
+    p += '/';
+  }
+  return p;
+}
+
+std::string ControllerPrefix(std::string_view ns) {
+  std::string p = "/registry/controllers/";
+  if (!ns.empty()) {
+    p += ns;
+    p += '/';
+  }
+  return p;
+}
+
+std::string PodKey(std::string_view ns, std::string_view name) {
+  std::string k = PodPrefix(ns);
+  k += name;
+  return k;
+}
+
+std::string ControllerKey(std::string_view ns, std::string_view name) {
+  std::string k = ControllerPrefix(ns);
+  k += name;
+  return k;
+}
+
+Result<int64_t> ParseResourceVersion(std::string_view rv) {
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
+  if (rv.empty() || ec != std::errc() || ptr != rv.data() + rv.size() || v < 0) {
+    return Status(Code::kBadRequest, "invalid resource version " + Quote(rv));
+  }
+  return v;
+}
+
+// --- RegistryContext ---
+
+std::string RegistryContext::NewUid() {
+  uint8_t b[16];
+  {
+    std::lock_guard<std::mutex> lock(rng_mu_);
+    for (int i = 0; i < 2; ++i) {
+      uint64_t x = rng_->Next();
+      for (int j = 0; j < 8; ++j) b[i * 8 + j] = static_cast<uint8_t>(x >> (8 * j));
+    }
+  }
+  b[6] = static_cast<uint8_t>((b[6] & 0x0f) | 0x40);
+  b[8] = static_cast<uint8_t>((b[8] & 0x3f) | 0x80);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(36);
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += kHex[b[i] >> 4];
+    out += kHex[b[i] & 0xf];
+  }
+  return out;
+}
+
+std::string RegistryContext::RandomSuffix(int n) {
+  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+  std::string out;
+  out.reserve(n);
+  std::lock_guard<std::mutex> lock(rng_mu_);
+  for (int i = 0; i < n; ++i) out += kAlphabet[rng_->Below(kAlphabet.size())];
+  return out;
+}
+
+// --- the watch ---
+
+namespace {
+
+template <typename T>
+class RegistryWatchImpl final : public RegistryWatch {
+ public:
+  using Ptr = std::shared_ptr<const T>;
+  using EventCallback = typename ResourceRegistry<T>::EventCallback;
+
+  // Shared with the store's watch callback; outlives it.
+  struct State {
+    ResourceRegistry<T>* registry = nullptr;
+    ListOptions opts;
+    EventCallback on_event;
+    std::mutex mu;       // serialises deliveries (initial list, then store events)
+    bool ended = false;  // guarded by mu
+
+    // Delivers one event; callers hold mu.
+    void Emit(typename ApiWatchEvent<T>::Type type, Ptr object) {
+      ApiWatchEvent<T> ev;
+      ev.type = type;
+      ev.object = std::move(object);
+      on_event(ev);
+    }
+    void Fail(Status status) {
+      ended = true;
+      ApiWatchEvent<T> ev;
+      ev.type = ApiWatchEvent<T>::Type::kError;
+      ev.error = std::move(status);
+      on_event(ev);
+    }
+
+    void OnResponse(const WatchResponse& resp) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (ended) return;
+      for (const WatchEvent& ev : resp.events) {
+        if (!Translate(ev)) return;
+      }
+      if (resp.canceled) {
+        if (resp.compact_revision > 0) {
+          Fail(Status(Code::kGone, "too old resource version (compacted at revision " +
+                                       std::to_string(resp.compact_revision) + ")"));
+        } else if (!resp.status.ok()) {
+          Fail(resp.status);
+        } else {
+          Fail(Status(Code::kUnavailable, "watch closed by the store"));
+        }
+      }
+    }
+
+    // False if the watch ended.
+    bool Translate(const WatchEvent& ev) {
+      using Type = typename ApiWatchEvent<T>::Type;
+      Ptr prev;
+      if (ev.prev_kv) {
+        auto p = registry->Stored(ev.prev_kv->value, ev.prev_kv->key);
+        if (!p.ok()) {
+          Fail(p.status());
+          return false;
+        }
+        if (MatchesOptions((*p)->metadata, opts)) prev = std::move(*p);
+      }
+      const int64_t rev = ev.kv.mod_revision;
+      if (ev.type == WatchEvent::Type::kDelete) {
+        if (prev) Emit(Type::kDeleted, registry->WithRevision(ev.kv.key, prev, rev, true));
+        return true;
+      }
+      auto cur = registry->Stored(ev.kv.value, ev.kv.key);
+      if (!cur.ok()) {
+        Fail(cur.status());
+        return false;
+      }
+      if (MatchesOptions((*cur)->metadata, opts)) {
+        Emit(prev ? Type::kModified : Type::kAdded,
+             registry->WithRevision(ev.kv.key, *cur, rev, true));
+      } else if (prev) {
+        // Stopped matching: the last matching state, at the revision it stopped.
+        Emit(Type::kDeleted, registry->WithRevision(ev.kv.key, prev, rev, false));
+      }
+      return true;
+    }
+  };
+
+  RegistryWatchImpl(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  ~RegistryWatchImpl() override { store_watch_.reset(); }
+
+  std::shared_ptr<State> state_;
+  std::unique_ptr<Watch> store_watch_;  // destroyed first: its callbacks use state_
+};
+
+}  // namespace
+
+// --- ResourceRegistry<T> ---
+
+template <typename T>
+ResourceRegistry<T>::ResourceRegistry(RegistryContext* ctx) : ctx_(ctx) {}
+
+template <typename T>
+Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Stored(const Value& value,
+                                                                     const std::string& key) {
+  if (const auto& typed = Traits<T>::Typed(value)) return Ptr(typed);
+  auto decoded = Traits<T>::DecodeBytes(value.bytes());
+  if (!decoded.ok()) {
+    return Status(Code::kInternal, "cannot decode " + key + ": " + decoded.status().message());
+  }
+  decoded->metadata.resource_version.clear();
+  return Ptr(std::make_shared<const T>(std::move(*decoded)));
+}
+
+template <typename T>
+typename ResourceRegistry<T>::Ptr ResourceRegistry<T>::WithRevision(const std::string& key,
+                                                                    const Ptr& stored,
+                                                                    int64_t revision, bool cache) {
+  if (cache) {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end() && it->second.revision == revision) return it->second.object;
+  }
+  auto copy = std::make_shared<T>(*stored);
+  copy->metadata.resource_version = std::to_string(revision);
+  Ptr out = std::move(copy);
+  if (cache) Remember(key, revision, out);
+  return out;
+}
+
+template <typename T>
+void ResourceRegistry<T>::Remember(const std::string& key, int64_t revision, const Ptr& obj) {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  auto it = cache_.find(key);
+  if (it != cache_.end()) {
+    if (it->second.revision < revision) it->second = Cached{revision, obj};
+    return;
+  }
+  if (cache_.size() >= kCacheCapacity) cache_.clear();
+  cache_.emplace(key, Cached{revision, obj});
+}
+
+template <typename T>
+Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::FromKv(const KeyValue& kv) {
+  if (const auto& typed = Traits<T>::Typed(kv.value)) {
+    return WithRevision(kv.key, typed, kv.mod_revision, true);
+  }
+  auto decoded = Traits<T>::DecodeBytes(kv.value.bytes());
+  if (!decoded.ok()) {
+    return Status(Code::kInternal, "cannot decode " + kv.key + ": " + decoded.status().message());
+  }
+  decoded->metadata.resource_version = std::to_string(kv.mod_revision);
+  return Ptr(std::make_shared<const T>(std::move(*decoded)));
+}
+
+template <typename T>
+Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Get(const std::string& ns,
+                                                                  const std::string& name) {
+  if (ns.empty() || name.empty()) return NotFound<T>(name);
+  auto got = ctx_->store()->Get(Traits<T>::Prefix(ns) + name);
+  if (!got.ok()) return got.status();
+  if (!got->has_value()) return NotFound<T>(name);
+  return FromKv(**got);
+}
+
+template <typename T>
+Result<ObjectList<T>> ResourceRegistry<T>::List(const std::string& ns, const ListOptions& opts) {
+  if (opts.limit < 0) return Status(Code::kBadRequest, "limit must be non-negative");
+  const std::string prefix = Traits<T>::Prefix(ns);
+  ObjectList<T> out;
+
+  if (!ns.empty() && !opts.field_name.empty() && opts.continue_token.empty()) {
+    // metadata.name in one namespace: one key.
+    RangeRequest one;
+    one.key = prefix + opts.field_name;
+    auto r = ctx_->store()->Range(one);
+    if (!r.ok()) return r.status();
+    out.resource_version = std::to_string(r->revision);
+    for (const KeyValue& kv : r->kvs) {
+      auto obj = FromKv(kv);
+      if (!obj.ok()) return obj.status();
+      if (MatchesOptions((*obj)->metadata, opts)) out.items.push_back(std::move(*obj));
+    }
+    return out;
+  }
+
+  int64_t revision = 0;
+  std::string start = prefix;
+  if (!opts.continue_token.empty()) {
+    auto token = DecodeContinue(opts.continue_token);
+    if (!token.ok()) return token.status();
+    revision = token->first;
+    start += token->second;
+  }
+  const std::string end = PrefixEnd(prefix);
+  const bool filtered = !opts.label_selector.Empty() || !opts.field_name.empty();
+  const int64_t page =
+      opts.limit == 0 ? 0 : (filtered ? std::max(opts.limit, kMinFilteredPage) : opts.limit);
+
+  while (true) {
+    RangeRequest req;
+    req.key = start;
+    req.range_end = end;
+    req.limit = page;
+    req.revision = revision;
+    auto r = ctx_->store()->Range(req);
+    if (!r.ok()) {
+      if (r.status().code() == Code::kCompacted) {
+        return Status(Code::kGone,
+                      "The provided continue parameter is too old to display a consistent list "
+                      "result. You can start a new list without the continue parameter.");
+      }
+      return r.status();
+    }
+    if (revision == 0) revision = r->revision;
+    for (std::size_t i = 0; i < r->kvs.size(); ++i) {
+      const KeyValue& kv = r->kvs[i];
+      if (filtered) {
+        auto stored = Stored(kv.value, kv.key);
+        if (!stored.ok()) return stored.status();
+        if (!MatchesOptions((*stored)->metadata, opts)) continue;
+      }
+      auto obj = FromKv(kv);
+      if (!obj.ok()) return obj.status();
+      out.items.push_back(std::move(*obj));
+      if (opts.limit > 0 && static_cast<int64_t>(out.items.size()) == opts.limit) {
+        if (i + 1 < r->kvs.size() || r->more) {
+          out.continue_token = EncodeContinue(revision, kv.key.substr(prefix.size()) + '\0');
+        }
+        out.resource_version = std::to_string(revision);
+        return out;
+      }
+    }
+    if (!r->more || r->kvs.empty()) break;
+    start = r->kvs.back().key + '\0';
+  }
+  out.resource_version = std::to_string(revision);
+  return out;
+}
+
+template <typename T>
+Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Create(const std::string& ns,
+                                                                     T object) {
+  if (!object.metadata.namespace_.empty() && object.metadata.namespace_ != ns) {
+    return Status(Code::kBadRequest,
+                  "the namespace of the provided object does not match the namespace sent on the "
+                  "request");
+  }
+  auto next = std::make_shared<T>(std::move(object));
+  ObjectMeta& meta = next->metadata;
+  meta.namespace_ = ns;
+  meta.uid = ctx_->NewUid();
+  meta.creation_timestamp = ctx_->Now();
+  meta.resource_version.clear();
+  meta.deletion_timestamp.reset();
+  meta.deletion_grace_period_seconds.reset();
+  Traits<T>::PrepareForCreate(*next);
+  const bool generate = meta.name.empty() && !meta.generate_name.empty();
+  const std::string base = meta.generate_name.substr(0, kMaxGenerateNamePrefix);
+
+  for (int attempt = 0;; ++attempt) {
+    if (generate) meta.name = base + ctx_->RandomSuffix(kGeneratedSuffixLength);
+    if (attempt == 0) {
+      if (Status s = Traits<T>::Validate(*next); !s.ok()) return s;
+    }
+    std::string key = Traits<T>::Prefix(ns) + meta.name;
+    TxnRequest txn;
+    txn.compare.push_back(Compare::CreateRevision(key, Compare::Result::kEqual, 0));
+    txn.success.push_back(TxnOp::Put(PutOf(key, next)));
+    auto r = ctx_->store()->Txn(txn);
+    if (!r.ok()) return r.status();
+    if (r->succeeded) return WithRevision(key, next, r->revision, true);
+    if (!generate || attempt + 1 >= kGenerateNameAttempts) return AlreadyExists<T>(meta.name);
+    // The store did not keep the value of a failed Txn: `next` is ours again.
+  }
+}
+
+template <typename T>
+Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::GuaranteedUpdate(
+    const std::string& ns, const std::string& name, const std::string& expected_rv,
+    const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate) {
+  int64_t expected = 0;
+  if (!expected_rv.empty()) {
+    auto rv = ParseResourceVersion(expected_rv);
+    if (!rv.ok()) return rv.status();
+    expected = *rv;
+  }
+  const std::string key = Traits<T>::Prefix(ns) + name;
+  for (int attempt = 0; attempt < kUpdateAttempts; ++attempt) {
+    auto got = ctx_->store()->Get(key);
+    if (!got.ok()) return got.status();
+    if (!got->has_value()) return NotFound<T>(name);
+    const KeyValue& kv = **got;
+    if (expected != 0 && expected != kv.mod_revision) return Conflict<T>(name);
+    auto stored = Stored(kv.value, kv.key);
+    if (!stored.ok()) return stored.status();
+    auto next = mutate(**stored);
+    if (!next.ok()) return next.status();
+    std::shared_ptr<T> obj = std::move(*next);
+    KeepImmutableMeta(obj->metadata, stored->get()->metadata);
+    if (Status s = Traits<T>::PrepareForUpdate(*obj, **stored); !s.ok()) return s;
+    if (*obj == **stored) return WithRevision(key, *stored, kv.mod_revision, true);
+    TxnRequest txn;
+    txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, kv.mod_revision));
+    txn.success.push_back(TxnOp::Put(PutOf(key, obj)));
+    auto r = ctx_->store()->Txn(txn);
+    if (!r.ok()) return r.status();
+    if (r->succeeded) return WithRevision(key, obj, r->revision, true);
+    if (expected != 0) return Conflict<T>(name);
+  }
+  return Conflict<T>(name);
+}
+
+namespace {
+
+Status CheckUpdateTarget(const ObjectMeta& meta, const char* kind) {
+  FieldErrors errs;
+  if (meta.name.empty()) errs.Required("metadata.name");
+  if (meta.namespace_.empty()) errs.Required("metadata.namespace");
+  return errs.ToStatus(kind, meta.name);
+}
+
+}  // namespace
+
+template <typename T>
+Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Update(T object) {
+  if (Status s = CheckUpdateTarget(object.metadata, Traits<T>::kKind); !s.ok()) return s;
+  const std::string ns = object.metadata.namespace_;
+  const std::string name = object.metadata.name;
+  const std::string rv = object.metadata.resource_version;
+  // The caller's object is the working copy; every attempt overwrites what it takes from storage.
+  auto work = std::make_shared<T>(std::move(object));
+  return GuaranteedUpdate(ns, name, rv, [&](const T& stored) -> Result<std::shared_ptr<T>> {
+    work->status = stored.status;
+    return work;
+  });
+}
+
+template <typename T>
+Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::UpdateStatus(T object) {
+  if (Status s = CheckUpdateTarget(object.metadata, Traits<T>::kKind); !s.ok()) return s;
+  const std::string ns = object.metadata.namespace_;
+  const std::string name = object.metadata.name;
+  const std::string rv = object.metadata.resource_version;
+  return GuaranteedUpdate(ns, name, rv, [&](const T& stored) -> Result<std::shared_ptr<T>> {
+    auto next = std::make_shared<T>();
+    next->metadata = stored.metadata;
+    next->spec = stored.spec;
+    next->status = object.status;
+    return next;
+  });
+}
+
+template <typename T>
+Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Delete(const std::string& ns,
+                                                                     const std::string& name,
+                                                                     const DeleteOptions& opts) {
+  if (ns.empty() || name.empty()) return NotFound<T>(name);
+  const std::string key = Traits<T>::Prefix(ns) + name;
+  for (int attempt = 0; attempt < kUpdateAttempts; ++attempt) {
+    auto got = ctx_->store()->Get(key);
+    if (!got.ok()) return got.status();
+    if (!got->has_value()) return NotFound<T>(name);
+    const KeyValue& kv = **got;
+    auto obj = FromKv(kv);
+    if (!obj.ok()) return obj.status();
+    const ObjectMeta& meta = (*obj)->metadata;
+    if (!opts.precondition_uid.empty() && opts.precondition_uid != meta.uid) {
+      return Status(Code::kConflict, "Precondition failed: UID in precondition: " +
+                                         opts.precondition_uid +
+                                         ", UID in object meta: " + meta.uid);
+    }
+    if (!opts.precondition_resource_version.empty() &&
+        opts.precondition_resource_version != meta.resource_version) {
+      return Status(Code::kConflict, "Precondition failed: ResourceVersion in precondition: " +
+                                         opts.precondition_resource_version +
+                                         ", ResourceVersion in object meta: " +
+                                         meta.resource_version);
+    }
+    TxnRequest txn;
+    txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, kv.mod_revision));
+    DeleteRequest del;
+    del.key = key;
+    txn.success.push_back(TxnOp::Delete(std::move(del)));
+    auto r = ctx_->store()->Txn(txn);
+    if (!r.ok()) return r.status();
+    if (r->succeeded) return std::move(*obj);
+  }
+  return Conflict<T>(name);
+}
+
+template <typename T>
+Result<std::unique_ptr<RegistryWatch>> ResourceRegistry<T>::Watch(const std::string& ns,
+                                                                  const ListOptions& opts,
+                                                                  const std::string& resource_version,
+                                                                  EventCallback on_event) {
+  using Impl = RegistryWatchImpl<T>;
+  const bool initial = resource_version.empty() || resource_version == "0";
+  int64_t start_revision = 0;
+  if (!initial) {
+    auto rv = ParseResourceVersion(resource_version);
+    if (!rv.ok()) return rv.status();
+    start_revision = *rv + 1;
+  }
+  auto state = std::make_shared<typename Impl::State>();
+  state->registry = this;
+  state->opts.label_selector = opts.label_selector;
+  state->opts.field_name = opts.field_name;
+  state->on_event = std::move(on_event);
+
+  WatchRequest wreq;
+  if (!ns.empty() && !opts.field_name.empty()) {
+    wreq.key = Traits<T>::Prefix(ns) + opts.field_name;
+  } else {
+    wreq.key = Traits<T>::Prefix(ns);
+    wreq.range_end = PrefixEnd(wreq.key);
+  }
+  wreq.prev_kv = true;
+
+  // Held across the initial list and the watch start, so that store events queue behind the
+  // initial ADDED events.
+  std::lock_guard<std::mutex> lock(state->mu);
+  RangeResponse listed;
+  if (initial) {
+    RangeRequest req;
+    req.key = wreq.key;
+    req.range_end = wreq.range_end;
+    auto r = ctx_->store()->Range(req);
+    if (!r.ok()) return r.status();
+    listed = std::move(*r);
+    start_revision = listed.revision + 1;
+  }
+  wreq.start_revision = start_revision;
+  auto impl = std::make_unique<Impl>(state);
+  impl->store_watch_ = ctx_->store()->StartWatch(
+      wreq, [state](const WatchResponse& resp) { state->OnResponse(resp); });
+  if (!impl->store_watch_) return Status(Code::kUnavailable, "store is shut down");
+  for (const KeyValue& kv : listed.kvs) {
+    auto stored = Stored(kv.value, kv.key);
+    if (!stored.ok()) {
+      state->Fail(stored.status());
+      break;
+    }
+    if (!MatchesOptions((*stored)->metadata, state->opts)) continue;
+    state->Emit(ApiWatchEvent<T>::Type::kAdded, WithRevision(kv.key, *stored, kv.mod_revision, true));
+  }
+  return std::unique_ptr<RegistryWatch>(std::move(impl));
+}
+
+template class ResourceRegistry<Pod>;
+template class ResourceRegistry<ReplicationController>;
+
+// --- Registry ---
+
+Registry::Registry(Store* store, Clock* clock, Rng* rng)
+    : ctx_(store, clock, rng), pods_(&ctx_), controllers_(&ctx_) {}
+
+namespace {
+
+Scale ScaleOf(const ReplicationController& rc) {
+  Scale s;
+  s.metadata.name = rc.metadata.name;
+  s.metadata.namespace_ = rc.metadata.namespace_;
+  s.metadata.uid = rc.metadata.uid;
+  s.metadata.resource_version = rc.metadata.resource_version;
+  s.metadata.creation_timestamp = rc.metadata.creation_timestamp;
+  s.spec_replicas = rc.spec.replicas;
+  s.status_replicas = rc.status.replicas;
+  s.status_selector = FormatSelectorMap(rc.spec.selector);
+  return s;
+}
+
+}  // namespace
+
+Result<Scale> Registry::GetScale(const std::string& ns, const std::string& name) {
+  auto rc = controllers_.Get(ns, name);
+  if (!rc.ok()) return rc.status();
+  return ScaleOf(**rc);
+}
+
+Result<Scale> Registry::UpdateScale(const std::string& ns, const std::string& name,
+                                    const Scale& scale) {
+  if (scale.spec_replicas < 0) {
+    FieldErrors errs;
+    errs.Invalid("spec.replicas", std::to_string(scale.spec_replicas),
+                 "must be greater than or equal to 0");
+    return errs.ToStatus("Scale.autoscaling", name);
+  }
+  const int32_t replicas = scale.spec_replicas;
+  auto rc = controllers_.GuaranteedUpdate(
+      ns, name, scale.metadata.resource_version,
+      [replicas](const ReplicationController& stored)
+          -> Result<std::shared_ptr<ReplicationController>> {
+        auto next = std::make_shared<ReplicationController>(stored);
+        next->spec.replicas = replicas;
+        return next;
+      });
+  if (!rc.ok()) return rc.status();
+  return ScaleOf(**rc);
+}
+
+}  // namespace rcsim

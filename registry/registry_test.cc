@@ -1,0 +1,438 @@
+#include "registry/registry.h"
+
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/codec.h"
+#include "fakes/mem_store.h"
+#include "fakes/sim_loop.h"
+
+namespace rcsim {
+namespace {
+
+// Next() returns 0 for the first `zeros` calls, then 1 forever.
+class ScriptedRng final : public Rng {
+ public:
+  explicit ScriptedRng(int zeros) : zeros_(zeros) {}
+  uint64_t Next() override { return calls_++ < zeros_ ? 0 : 1; }
+
+ private:
+  int zeros_;
+  int calls_ = 0;
+};
+
+Pod MakePod(const std::string& name, Labels labels = {{"app", "web"}}) {
+  Pod pod;
+  pod.metadata.name = name;
+  pod.metadata.labels = std::move(labels);
+  pod.spec.containers.push_back(Container{"main", "nginx", {}, {}});
+  return pod;
+}
+
+ReplicationController MakeController(const std::string& name, int32_t replicas) {
+  ReplicationController rc;
+  rc.metadata.name = name;
+  rc.spec.replicas = replicas;
+  rc.spec.selector = {{"app", name}};
+  PodTemplateSpec t;
+  t.metadata.labels = {{"app", name}};
+  t.spec.containers.push_back(Container{"main", "nginx", {}, {}});
+  rc.spec.template_ = t;
+  return rc;
+}
+
+struct Recorded {
+  ApiWatchEvent<Pod>::Type type;
+  PodPtr object;
+  Code error;
+};
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  RegistryTest() : store_(&loop_, &loop_), rng_(7), registry_(&store_, &loop_, &rng_) {}
+
+  std::unique_ptr<RegistryWatch> WatchPods(const std::string& ns, const ListOptions& opts,
+                                           const std::string& rv, std::vector<Recorded>* out) {
+    auto w = registry_.pods().Watch(ns, opts, rv, [out](const ApiWatchEvent<Pod>& ev) {
+      out->push_back({ev.type, ev.object, ev.error.code()});
+    });
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    return w.ok() ? std::move(*w) : nullptr;
+  }
+
+  SimLoop loop_;
+  MemStore store_;
+  Mt19937Rng rng_;
+  Registry registry_;
+};
+
+TEST_F(RegistryTest, CreateStoresTypedObjectWithoutResourceVersion) {
+  auto created = registry_.pods().Create("ns", MakePod("p"));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const Pod& p = **created;
+  EXPECT_EQ(p.metadata.resource_version, std::to_string(store_.revision()));
+  EXPECT_EQ(p.metadata.creation_timestamp, SimLoop::Epoch());
+  EXPECT_EQ(p.metadata.uid.size(), 36u);
+  EXPECT_EQ(p.metadata.uid[14], '4');
+  EXPECT_EQ(p.metadata.generation, 0);
+
+  auto kv = store_.Get(PodKey("ns", "p"));
+  ASSERT_TRUE(kv.ok() && kv->has_value());
+  ASSERT_NE((*kv)->value.pod(), nullptr) << "the simulated path stores typed values";
+  EXPECT_TRUE((*kv)->value.pod()->metadata.resource_version.empty());
+  EXPECT_EQ((*kv)->value.pod()->metadata.uid, p.metadata.uid);
+}
+
+TEST_F(RegistryTest, CreateDiscardsStatusAndRejectsNamespaceMismatch) {
+  Pod pod = MakePod("p");
+  pod.status.phase = phase::kRunning;
+  auto created = registry_.pods().Create("ns", pod);
+  ASSERT_TRUE(created.ok());
+  EXPECT_EQ((*created)->status.phase, phase::kPending);
+
+  Pod other = MakePod("q");
+  other.metadata.namespace_ = "elsewhere";
+  EXPECT_EQ(registry_.pods().Create("ns", other).status().code(), Code::kBadRequest);
+}
+
+TEST_F(RegistryTest, GenerateNameRetriesOnCollision) {
+  // Each create draws 2 values for the uid and 5 per name attempt. With 14 zeros the first two
+  // creates both draw "web-bbbbb"; the second retries and gets "web-ccccc".
+  ScriptedRng rng(14);
+  Registry registry(&store_, &loop_, &rng);
+  Pod pod = MakePod("");
+  pod.metadata.generate_name = "web-";
+  auto a = registry.pods().Create("ns", pod);
+  auto b = registry.pods().Create("ns", pod);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ((*a)->metadata.name, "web-bbbbb");
+  EXPECT_EQ((*b)->metadata.name, "web-ccccc");
+  EXPECT_EQ((*b)->metadata.generate_name, "web-");
+}
+
+TEST_F(RegistryTest, GenerateNameGivesUpAfterRepeatedCollisions) {
+  ScriptedRng rng(1 << 30);  // always the same name
+  Registry registry(&store_, &loop_, &rng);
+  Pod pod = MakePod("");
+  pod.metadata.generate_name = "web-";
+  ASSERT_TRUE(registry.pods().Create("ns", pod).ok());
+  EXPECT_EQ(registry.pods().Create("ns", pod).status().code(), Code::kAlreadyExists);
+}
+
+TEST_F(RegistryTest, ReadersAndWatchersShareOneCopyPerWrite) {
+  std::vector<Recorded> w1, w2;
+  auto a = WatchPods("ns", {}, "", &w1);
+  auto b = WatchPods("", {}, "", &w2);
+  auto created = registry_.pods().Create("ns", MakePod("p"));
+  ASSERT_TRUE(created.ok());
+  auto got = registry_.pods().Get("ns", "p");
+  ASSERT_TRUE(got.ok());
+  loop_.RunUntilIdle();
+  ASSERT_EQ(w1.size(), 1u);
+  ASSERT_EQ(w2.size(), 1u);
+  EXPECT_EQ(got->get(), created->get());
+  EXPECT_EQ(w1[0].object.get(), created->get());
+  EXPECT_EQ(w2[0].object.get(), created->get());
+}
+
+TEST_F(RegistryTest, UpdateKeepsImmutableFieldsAndStatus) {
+  auto created = registry_.pods().Create("ns", MakePod("p"));
+  ASSERT_TRUE(created.ok());
+  Pod running = **created;
+  running.status.phase = phase::kRunning;
+  auto st = registry_.pods().UpdateStatus(running);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+
+  Pod next = **st;
+  next.metadata.uid = "forged";
+  next.metadata.creation_timestamp = SimLoop::Epoch() + 1h;
+  next.metadata.labels["x"] = "y";
+  next.status.phase = phase::kFailed;
+  auto up = registry_.pods().Update(next);
+  ASSERT_TRUE(up.ok()) << up.status().ToString();
+  EXPECT_EQ((*up)->metadata.uid, (*created)->metadata.uid);
+  EXPECT_EQ((*up)->metadata.creation_timestamp, SimLoop::Epoch());
+  EXPECT_EQ((*up)->metadata.labels.at("x"), "y");
+  EXPECT_EQ((*up)->status.phase, phase::kRunning);
+}
+
+TEST_F(RegistryTest, UnchangedUpdateWritesNothing) {
+  auto created = registry_.controllers().Create("ns", MakeController("web", 1));
+  ASSERT_TRUE(created.ok());
+  const int64_t before = store_.revision();
+  auto same = registry_.controllers().Update(**created);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(store_.revision(), before);
+  EXPECT_EQ((*same)->metadata.resource_version, (*created)->metadata.resource_version);
+  EXPECT_EQ((*same)->metadata.generation, 1);
+}
+
+TEST_F(RegistryTest, UnconditionalUpdatesFromManyThreadsLoseNothing) {
+  ASSERT_TRUE(registry_.controllers().Create("ns", MakeController("web", 0)).ok());
+  constexpr int kThreads = 4;
+  constexpr int kEach = 50;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([this] {
+      for (int i = 0; i < kEach; ++i) {
+        auto r = registry_.controllers().GuaranteedUpdate(
+            "ns", "web", "",
+            [](const ReplicationController& stored)
+                -> Result<std::shared_ptr<ReplicationController>> {
+              auto next = std::make_shared<ReplicationController>(stored);
+              ++next->spec.replicas;
+              return next;
+            });
+        EXPECT_TRUE(r.ok()) << r.status().ToString();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  auto got = registry_.controllers().Get("ns", "web");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ((*got)->spec.replicas, kThreads * kEach);
+  EXPECT_EQ((*got)->metadata.generation, 1 + kThreads * kEach) << "every spec change bumps it";
+}
+
+TEST_F(RegistryTest, GuaranteedUpdateAppliesTheUpdateRules) {
+  auto created = registry_.controllers().Create("ns", MakeController("web", 1));
+  ASSERT_TRUE(created.ok());
+  auto bad = registry_.controllers().GuaranteedUpdate(
+      "ns", "web", "",
+      [](const ReplicationController& stored) -> Result<std::shared_ptr<ReplicationController>> {
+        auto next = std::make_shared<ReplicationController>(stored);
+        next->spec.replicas = -1;
+        next->metadata.uid = "forged";
+        return next;
+      });
+  EXPECT_EQ(bad.status().code(), Code::kInvalid);
+  auto relabel = registry_.controllers().GuaranteedUpdate(
+      "ns", "web", "",
+      [](const ReplicationController& stored) -> Result<std::shared_ptr<ReplicationController>> {
+        auto next = std::make_shared<ReplicationController>(stored);
+        next->metadata.uid = "forged";
+        next->metadata.labels["x"] = "y";
+        return next;
+      });
+  ASSERT_TRUE(relabel.ok()) << relabel.status().ToString();
+  EXPECT_EQ((*relabel)->metadata.uid, (*created)->metadata.uid);
+  EXPECT_EQ((*relabel)->metadata.generation, 1);
+}
+
+TEST_F(RegistryTest, DeleteWithStaleResourceVersionPreconditionIsConflict) {
+  auto created = registry_.pods().Create("ns", MakePod("p"));
+  ASSERT_TRUE(created.ok());
+  Pod next = **created;
+  next.metadata.labels["v"] = "2";
+  auto up = registry_.pods().Update(next);
+  ASSERT_TRUE(up.ok());
+  DeleteOptions stale;
+  stale.precondition_resource_version = (*created)->metadata.resource_version;
+  EXPECT_EQ(registry_.pods().Delete("ns", "p", stale).status().code(), Code::kConflict);
+  DeleteOptions current;
+  current.precondition_resource_version = (*up)->metadata.resource_version;
+  auto deleted = registry_.pods().Delete("ns", "p", current);
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ((*deleted)->metadata.resource_version, (*up)->metadata.resource_version);
+}
+
+TEST_F(RegistryTest, ListAllNamespacesInKeyOrder) {
+  ASSERT_TRUE(registry_.pods().Create("b", MakePod("x")).ok());
+  ASSERT_TRUE(registry_.pods().Create("a", MakePod("y")).ok());
+  ASSERT_TRUE(registry_.pods().Create("a", MakePod("x")).ok());
+  auto all = registry_.pods().List("", {});
+  ASSERT_TRUE(all.ok());
+  std::vector<std::string> keys;
+  for (const auto& p : all->items) keys.push_back(KeyOf(p->metadata));
+  EXPECT_EQ(keys, (std::vector<std::string>{"a/x", "a/y", "b/x"}));
+  EXPECT_EQ(all->resource_version, std::to_string(store_.revision()));
+
+  ListOptions by_name;
+  by_name.field_name = "x";
+  auto named = registry_.pods().List("", by_name);
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->items.size(), 2u);
+}
+
+TEST_F(RegistryTest, FilteredPagesSkipNonMatchingKeys) {
+  for (int i = 0; i < 600; ++i) {
+    const std::string name = "p" + std::to_string(1000 + i);
+    ASSERT_TRUE(registry_.pods().Create("ns", MakePod(name, {{"odd", i % 2 ? "y" : "n"}})).ok());
+  }
+  ListOptions opts;
+  opts.label_selector = LabelSelector::FromMap({{"odd", "y"}});
+  opts.limit = 100;
+  int total = 0;
+  int pages = 0;
+  while (true) {
+    auto page = registry_.pods().List("ns", opts);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    ++pages;
+    for (const auto& p : page->items) EXPECT_EQ(p->metadata.labels.at("odd"), "y");
+    total += static_cast<int>(page->items.size());
+    if (page->continue_token.empty()) break;
+    opts.continue_token = page->continue_token;
+  }
+  EXPECT_EQ(total, 300);
+  EXPECT_EQ(pages, 3);
+}
+
+TEST_F(RegistryTest, BadOrCompactedContinueTokens) {
+  for (const char* n : {"a", "b", "c"}) ASSERT_TRUE(registry_.pods().Create("ns", MakePod(n)).ok());
+  ListOptions opts;
+  opts.continue_token = "not base64!";
+  EXPECT_EQ(registry_.pods().List("ns", opts).status().code(), Code::kBadRequest);
+  opts.continue_token = "";
+  opts.limit = -1;
+  EXPECT_EQ(registry_.pods().List("ns", opts).status().code(), Code::kBadRequest);
+
+  opts.limit = 1;
+  auto first = registry_.pods().List("ns", opts);
+  ASSERT_TRUE(first.ok());
+  ASSERT_FALSE(first->continue_token.empty());
+  ASSERT_TRUE(registry_.pods().Create("ns", MakePod("d")).ok());
+  ASSERT_TRUE(store_.Compact(store_.revision()).ok());
+  opts.continue_token = first->continue_token;
+  EXPECT_EQ(registry_.pods().List("ns", opts).status().code(), Code::kGone);
+}
+
+TEST_F(RegistryTest, BytesValuesFromARealEtcdAreDecoded) {
+  Pod pod = MakePod("raw");
+  pod.metadata.namespace_ = "ns";
+  pod.metadata.uid = "11111111-1111-4111-8111-111111111111";
+  std::vector<Recorded> events;
+  auto w = WatchPods("ns", {}, "0", &events);
+  PutRequest put;
+  put.key = PodKey("ns", "raw");
+  put.value = Value(EncodePod(pod));
+  ASSERT_TRUE(store_.Put(put).ok());
+
+  auto got = registry_.pods().Get("ns", "raw");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ((*got)->metadata.uid, pod.metadata.uid);
+  EXPECT_EQ((*got)->metadata.resource_version, std::to_string(store_.revision()));
+
+  Pod next = **got;
+  next.metadata.labels["v"] = "2";
+  auto up = registry_.pods().Update(next);
+  ASSERT_TRUE(up.ok()) << up.status().ToString();
+  loop_.RunUntilIdle();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].type, ApiWatchEvent<Pod>::Type::kAdded);
+  EXPECT_EQ(events[0].object->metadata.uid, pod.metadata.uid);
+  EXPECT_EQ(events[1].type, ApiWatchEvent<Pod>::Type::kModified);
+}
+
+TEST_F(RegistryTest, UndecodableBytesAreInternalErrors) {
+  PutRequest put;
+  put.key = PodKey("ns", "junk");
+  put.value = Value("{not json");
+  ASSERT_TRUE(store_.Put(put).ok());
+  EXPECT_EQ(registry_.pods().Get("ns", "junk").status().code(), Code::kInternal);
+  EXPECT_EQ(registry_.pods().List("ns", {}).status().code(), Code::kInternal);
+  std::vector<Recorded> events;
+  auto w = WatchPods("ns", {}, "", &events);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, ApiWatchEvent<Pod>::Type::kError);
+  EXPECT_EQ(events[0].error, Code::kInternal);
+}
+
+TEST_F(RegistryTest, WatchInitialEventsComeBeforeLaterChanges) {
+  ASSERT_TRUE(registry_.pods().Create("ns", MakePod("a")).ok());
+  std::vector<Recorded> events;
+  auto w = WatchPods("ns", {}, "", &events);
+  ASSERT_EQ(events.size(), 1u) << "initial ADDED events are delivered inside Watch()";
+  ASSERT_TRUE(registry_.pods().Create("ns", MakePod("b")).ok());
+  ASSERT_TRUE(registry_.pods().Delete("ns", "a", {}).ok());
+  loop_.RunUntilIdle();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[1].object->metadata.name, "b");
+  EXPECT_EQ(events[2].type, ApiWatchEvent<Pod>::Type::kDeleted);
+  EXPECT_EQ(events[2].object->metadata.name, "a");
+  EXPECT_EQ(events[2].object->metadata.resource_version, std::to_string(store_.revision()))
+      << "a DELETED event carries the deleting revision";
+}
+
+TEST_F(RegistryTest, WatchByNameAndNamespaceIsolation) {
+  std::vector<Recorded> events;
+  ListOptions opts;
+  opts.field_name = "p";
+  auto w = WatchPods("ns", opts, "", &events);
+  ASSERT_TRUE(registry_.pods().Create("ns", MakePod("q")).ok());
+  ASSERT_TRUE(registry_.pods().Create("ns2", MakePod("p")).ok());
+  ASSERT_TRUE(registry_.pods().Create("ns", MakePod("p")).ok());
+  loop_.RunUntilIdle();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(KeyOf(events[0].object->metadata), "ns/p");
+
+  std::vector<Recorded> ns_events;
+  auto w2 = WatchPods("n", {}, "", &ns_events);  // "n" must not see "ns"
+  ASSERT_TRUE(registry_.pods().Create("ns", MakePod("r")).ok());
+  loop_.RunUntilIdle();
+  EXPECT_TRUE(ns_events.empty());
+}
+
+TEST_F(RegistryTest, WatchArgumentErrorsAreReturned) {
+  auto w = registry_.pods().Watch("ns", {}, "12abc", [](const ApiWatchEvent<Pod>&) {});
+  EXPECT_EQ(w.status().code(), Code::kBadRequest);
+}
+
+TEST_F(RegistryTest, DestroyedWatchGetsNoMoreEvents) {
+  std::vector<Recorded> events;
+  auto w = WatchPods("ns", {}, "", &events);
+  ASSERT_TRUE(registry_.pods().Create("ns", MakePod("a")).ok());
+  w.reset();
+  loop_.RunUntilIdle();
+  EXPECT_TRUE(events.empty());
+}
+
+TEST_F(RegistryTest, ScaleSubresource) {
+  auto created = registry_.controllers().Create("ns", MakeController("web", 2));
+  ASSERT_TRUE(created.ok());
+  auto scale = registry_.GetScale("ns", "web");
+  ASSERT_TRUE(scale.ok());
+  EXPECT_EQ(scale->spec_replicas, 2);
+  EXPECT_EQ(scale->status_selector, "app=web");
+  EXPECT_EQ(scale->metadata.resource_version, (*created)->metadata.resource_version);
+
+  Scale up = *scale;
+  up.spec_replicas = 5;
+  auto scaled = registry_.UpdateScale("ns", "web", up);
+  ASSERT_TRUE(scaled.ok()) << scaled.status().ToString();
+  EXPECT_EQ(scaled->spec_replicas, 5);
+  auto rc = registry_.controllers().Get("ns", "web");
+  ASSERT_TRUE(rc.ok());
+  EXPECT_EQ((*rc)->spec.replicas, 5);
+  EXPECT_EQ((*rc)->metadata.generation, 2);
+
+  EXPECT_EQ(registry_.UpdateScale("ns", "web", up).status().code(), Code::kConflict)
+      << "the resourceVersion of the first scale is stale now";
+  Scale negative;
+  negative.spec_replicas = -1;
+  auto bad = registry_.UpdateScale("ns", "web", negative);
+  EXPECT_EQ(bad.status().code(), Code::kInvalid);
+  EXPECT_EQ(bad.status().message(),
+            "Scale.autoscaling \"web\" is invalid: spec.replicas: Invalid value: -1: must be "
+            "greater than or equal to 0");
+  EXPECT_EQ(registry_.GetScale("ns", "missing").status().code(), Code::kNotFound);
+}
+
+TEST_F(RegistryTest, ControllerStatusIsValidated) {
+  auto created = registry_.controllers().Create("ns", MakeController("web", 2));
+  ASSERT_TRUE(created.ok());
+  ReplicationController rc = **created;
+  rc.status.replicas = 1;
+  rc.status.ready_replicas = 2;
+  EXPECT_EQ(registry_.controllers().UpdateStatus(rc).status().code(), Code::kInvalid);
+}
+
+TEST_F(RegistryTest, NotFoundMessagesNameTheResource) {
+  EXPECT_EQ(registry_.pods().Get("ns", "x").status().message(), "pods \"x\" not found");
+  EXPECT_EQ(registry_.controllers().Get("ns", "x").status().message(),
+            "replicationcontrollers \"x\" not found");
+}
+
+}  // namespace
+}  // namespace rcsim
