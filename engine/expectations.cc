@@ -1,5 +1,7 @@
 #include "engine/expectations.h"
 
+#include <algorithm>
+
 namespace rcsim {
 
 bool Expectations::Satisfied(const std::string& controller_key) const {
@@ -7,14 +9,14 @@ bool Expectations::Satisfied(const std::string& controller_key) const {
   if (it == records_.end()) return true;
   const Record& r = it->second;
   if (r.adds <= 0 && r.deletes.empty()) return true;
-  return clock_->Now() - r.timestamp > timeout_;
+  return clock_->Now() > r.deadline;
 }
 
 void Expectations::ExpectCreations(const std::string& controller_key, int adds) {
   Record& r = records_[controller_key];
   r.adds = adds;
   r.deletes.clear();
-  r.timestamp = clock_->Now();
+  r.deadline = clock_->Now() + timeout_;
 }
 
 void Expectations::ExpectDeletions(const std::string& controller_key,
@@ -22,12 +24,16 @@ void Expectations::ExpectDeletions(const std::string& controller_key,
   Record& r = records_[controller_key];
   r.adds = 0;
   r.deletes = std::set<std::string>(pod_keys.begin(), pod_keys.end());
-  r.timestamp = clock_->Now();
+  r.deadline = clock_->Now() + timeout_;
 }
 
-void Expectations::CreationObserved(const std::string& controller_key) {
-  LowerCreations(controller_key, 1);
+void Expectations::ExpireWithin(const std::string& controller_key, Duration grace) {
+  auto it = records_.find(controller_key);
+  if (it == records_.end()) return;
+  it->second.deadline = std::min(it->second.deadline, clock_->Now() + grace);
 }
+
+void Expectations::CreationObserved(const std::string& controller_key) { LowerCreations(controller_key, 1); }
 
 void Expectations::LowerCreations(const std::string& controller_key, int adds) {
   auto it = records_.find(controller_key);

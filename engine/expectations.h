@@ -33,6 +33,10 @@ class Expectations {
   // `pod_key` was seen deleted (or being deleted), or its delete failed. Unknown pod keys are ignored,
   // so observing the same deletion twice counts once.
   void DeletionObserved(const std::string& controller_key, const std::string& pod_key);
+  // Lets the record expire at the latest `grace` from now. For writes whose outcome is unknown (timeouts):
+  // if the write was applied the informer observes it well within `grace`; if it was not, the
+  // controller acts again after `grace` instead of after the full timeout.
+  void ExpireWithin(const std::string& controller_key, Duration grace);
   // Lowers pending creates by `adds` (creates that will never happen).
   void LowerCreations(const std::string& controller_key, int adds);
   // Forgets the controller (it was deleted).
@@ -46,7 +50,7 @@ class Expectations {
   struct Record {
     int64_t adds = 0;
     std::set<std::string> deletes;
-    TimePoint timestamp;
+    TimePoint deadline;  // satisfied after this even if not everything was observed
   };
 
   const Clock* clock_;

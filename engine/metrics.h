@@ -8,11 +8,11 @@
 namespace rcsim {
 
 struct ManagerMetrics {
-  uint64_t syncs = 0;              // syncs finished (successful or not)
-  uint64_t sync_errors = 0;        // syncs that failed and were requeued with backoff
-  uint64_t creates = 0;            // pod creates that succeeded
+  uint64_t syncs = 0;        // syncs finished (successful or not)
+  uint64_t sync_errors = 0;  // syncs that failed and were requeued with backoff
+  uint64_t creates = 0;      // pod creates that succeeded
   uint64_t create_errors = 0;
-  uint64_t deletes = 0;            // pod deletes that succeeded (NotFound included)
+  uint64_t deletes = 0;  // pod deletes that succeeded (NotFound included)
   uint64_t delete_errors = 0;
   uint64_t adoptions = 0;
   uint64_t releases = 0;

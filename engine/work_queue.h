@@ -64,8 +64,8 @@ class WorkQueue {
   std::function<void()> on_ready_;
   bool shutting_down_ = false;
   std::deque<std::string> queue_;
-  std::unordered_set<std::string> dirty_;       // queued, or added while processing
-  std::unordered_set<std::string> processing_;  // handed out by Get(), not yet Done()
+  std::unordered_set<std::string> dirty_;             // queued, or added while processing
+  std::unordered_set<std::string> processing_;        // handed out by Get(), not yet Done()
   std::unordered_map<std::string, Waiting> waiting_;  // delayed adds
 };
 

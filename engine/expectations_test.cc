@@ -1,0 +1,91 @@
+#include "engine/expectations.h"
+
+#include <gtest/gtest.h>
+
+#include "fakes/sim_loop.h"
+
+namespace rcsim {
+namespace {
+
+TEST(ExpectationsTest, NoRecordIsSatisfied) {
+  SimLoop loop;
+  Expectations e(&loop, std::chrono::minutes(5));
+  EXPECT_TRUE(e.Satisfied("ns/a"));
+}
+
+TEST(ExpectationsTest, CreationsSatisfiedWhenAllObserved) {
+  SimLoop loop;
+  Expectations e(&loop, std::chrono::minutes(5));
+  e.ExpectCreations("ns/a", 2);
+  EXPECT_FALSE(e.Satisfied("ns/a"));
+  e.CreationObserved("ns/a");
+  EXPECT_FALSE(e.Satisfied("ns/a"));
+  e.CreationObserved("ns/a");
+  EXPECT_TRUE(e.Satisfied("ns/a"));
+  e.CreationObserved("ns/a");  // extra observations do not go negative
+  EXPECT_EQ(e.PendingAdds("ns/a"), 0);
+  EXPECT_TRUE(e.Satisfied("ns/b"));
+}
+
+TEST(ExpectationsTest, DeletionsTrackedByPodKeyOnce) {
+  SimLoop loop;
+  Expectations e(&loop, std::chrono::minutes(5));
+  e.ExpectDeletions("ns/a", {"ns/p1", "ns/p2"});
+  e.DeletionObserved("ns/a", "ns/p1");
+  e.DeletionObserved("ns/a", "ns/p1");  // the same deletion seen twice counts once
+  e.DeletionObserved("ns/a", "ns/other");
+  EXPECT_FALSE(e.Satisfied("ns/a"));
+  EXPECT_EQ(e.PendingDeletes("ns/a"), 1u);
+  e.DeletionObserved("ns/a", "ns/p2");
+  EXPECT_TRUE(e.Satisfied("ns/a"));
+}
+
+TEST(ExpectationsTest, ExpireAfterTimeout) {
+  SimLoop loop;
+  Expectations e(&loop, std::chrono::minutes(5));
+  e.ExpectCreations("ns/a", 3);
+  loop.RunFor(std::chrono::minutes(5));
+  EXPECT_FALSE(e.Satisfied("ns/a"));
+  loop.RunFor(std::chrono::seconds(1));
+  EXPECT_TRUE(e.Satisfied("ns/a"));
+  e.ExpectCreations("ns/a", 1);  // a new record restarts the timeout
+  EXPECT_FALSE(e.Satisfied("ns/a"));
+}
+
+TEST(ExpectationsTest, LoweringForCreatesThatNeverHappen) {
+  SimLoop loop;
+  Expectations e(&loop, std::chrono::minutes(5));
+  e.ExpectCreations("ns/a", 7);
+  e.CreationObserved("ns/a");
+  e.LowerCreations("ns/a", 6);
+  EXPECT_TRUE(e.Satisfied("ns/a"));
+  e.ExpectCreations("ns/a", 2);
+  e.Delete("ns/a");
+  EXPECT_TRUE(e.Satisfied("ns/a"));
+}
+
+}  // namespace
+}  // namespace rcsim
+
+namespace rcsim {
+namespace {
+
+TEST(ExpectationsUnknownOutcomeTest, ExpireWithinShortensButNeverExtends) {
+  SimLoop loop;
+  Expectations e(&loop, std::chrono::minutes(5));
+  e.ExpectCreations("default/web", 2);
+  e.ExpireWithin("default/web", std::chrono::seconds(10));
+  loop.RunFor(std::chrono::seconds(9));
+  EXPECT_FALSE(e.Satisfied("default/web"));
+  loop.RunFor(std::chrono::seconds(2));
+  EXPECT_TRUE(e.Satisfied("default/web"));
+  // A later, longer grace does not extend an earlier deadline.
+  e.ExpectCreations("default/db", 1);
+  e.ExpireWithin("default/db", std::chrono::seconds(1));
+  e.ExpireWithin("default/db", std::chrono::minutes(1));
+  loop.RunFor(std::chrono::seconds(2));
+  EXPECT_TRUE(e.Satisfied("default/db"));
+}
+
+}  // namespace
+}  // namespace rcsim

@@ -1,0 +1,212 @@
+#include "engine/pod_informer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <unordered_set>
+
+namespace rcsim {
+
+std::optional<int64_t> ResourceVersionNumber(const std::string& rv) {
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
+  if (ec != std::errc() || ptr != rv.data() + rv.size() || rv.empty()) return std::nullopt;
+  return v;
+}
+
+PodInformer::PodInformer(Options options, ApiClient* api, Executor* executor, Logger* logger,
+                         ManagerMetrics* metrics, Handlers handlers)
+    : options_(options),
+      api_(api),
+      executor_(executor),
+      logger_(logger),
+      metrics_(metrics),
+      handlers_(std::move(handlers)) {}
+
+PodInformer::~PodInformer() { Stop(); }
+
+void PodInformer::Start() {
+  if (started_ || stopped_) return;
+  started_ = true;
+  std::weak_ptr<int> alive = alive_;
+  executor_->Post([this, alive] {
+    if (alive.expired()) return;
+    List();
+  });
+}
+
+void PodInformer::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  alive_.reset();
+  ++generation_;
+  watch_.reset();
+  if (relist_timer_ != 0) executor_->Cancel(relist_timer_);
+  relist_timer_ = 0;
+}
+
+PodPtr PodInformer::Get(const std::string& key) const {
+  auto it = pods_.find(key);
+  return it == pods_.end() ? nullptr : it->second;
+}
+
+const PodInformer::PodMap* PodInformer::OwnedBy(const std::string& uid) const {
+  auto it = by_owner_.find(uid);
+  return it == by_owner_.end() ? nullptr : &it->second;
+}
+
+const PodInformer::PodMap* PodInformer::OrphansIn(const std::string& ns) const {
+  auto it = orphans_.find(ns);
+  return it == orphans_.end() ? nullptr : &it->second;
+}
+
+void PodInformer::List() {
+  relist_timer_ = 0;
+  if (stopped_ || listing_) return;
+  listing_ = true;
+  uint64_t generation = ++generation_;
+  watch_.reset();
+  std::weak_ptr<int> alive = alive_;
+  Executor* executor = executor_;
+  api_->pods().List("", ListOptions{}, [this, alive, executor, generation](Result<ObjectList<Pod>> r) {
+    executor->Post([this, alive, generation, r = std::move(r)]() mutable {
+      if (alive.expired() || generation != generation_) return;
+      listing_ = false;
+      OnList(std::move(r));
+    });
+  });
+}
+
+void PodInformer::OnList(Result<ObjectList<Pod>> result) {
+  if (!result.ok()) {
+    logger_->Log(LogLevel::kWarning, "pod informer: list failed: " + result.status().ToString());
+    ScheduleRelist(/*failure=*/true);
+    return;
+  }
+  if (lists_++ > 0) ++metrics_->relists;
+  ObjectList<Pod>& list = *result;
+  std::optional<int64_t> list_rv = ResourceVersionNumber(list.resource_version);
+  std::unordered_set<std::string> listed;
+  listed.reserve(list.items.size());
+  for (const PodPtr& pod : list.items) {
+    if (pod == nullptr) continue;
+    listed.insert(KeyOf(pod->metadata));
+    Upsert(pod);
+  }
+  std::vector<std::string> gone;
+  for (const auto& [key, pod] : pods_) {
+    if (listed.count(key) != 0) continue;
+    std::optional<int64_t> rv = ResourceVersionNumber(pod->metadata.resource_version);
+    // A pod changed after the list was served is newer than the list: keep it.
+    if (rv && list_rv && *rv > *list_rv) continue;
+    gone.push_back(key);
+  }
+  std::sort(gone.begin(), gone.end());
+  for (const auto& key : gone) Remove(key);
+  synced_ = true;
+  StartWatch(list.resource_version);
+  if (handlers_.on_synced) handlers_.on_synced();
+}
+
+void PodInformer::StartWatch(const std::string& resource_version) {
+  uint64_t generation = ++generation_;
+  std::weak_ptr<int> alive = alive_;
+  Executor* executor = executor_;
+  watch_ = api_->pods().Watch("", ListOptions{}, resource_version,
+                              [this, alive, executor, generation](const ApiWatchEvent<Pod>& ev) {
+                                executor->Post([this, alive, generation, ev] {
+                                  if (alive.expired() || generation != generation_) return;
+                                  OnWatchEvent(ev);
+                                });
+                              });
+  if (watch_ == nullptr) ScheduleRelist(/*failure=*/true);
+}
+
+void PodInformer::OnWatchEvent(const ApiWatchEvent<Pod>& ev) {
+  switch (ev.type) {
+    case ApiWatchEvent<Pod>::Type::kAdded:
+    case ApiWatchEvent<Pod>::Type::kModified:
+      failures_ = 0;
+      if (ev.object != nullptr) Upsert(ev.object);
+      return;
+    case ApiWatchEvent<Pod>::Type::kDeleted:
+      failures_ = 0;
+      if (ev.object != nullptr) Remove(KeyOf(ev.object->metadata));
+      return;
+    case ApiWatchEvent<Pod>::Type::kBookmark: return;
+    case ApiWatchEvent<Pod>::Type::kError: break;
+  }
+  ++generation_;
+  watch_.reset();
+  if (ev.error.code() == Code::kGone) {
+    logger_->Log(LogLevel::kInfo, "pod informer: watch expired (410), re-listing");
+    ScheduleRelist(/*failure=*/false);
+  } else {
+    logger_->Log(LogLevel::kWarning, "pod informer: watch ended: " + ev.error.ToString());
+    ScheduleRelist(/*failure=*/true);
+  }
+}
+
+void PodInformer::ScheduleRelist(bool failure) {
+  if (stopped_ || relist_timer_ != 0) return;
+  Duration delay = Duration::zero();
+  if (failure) {
+    ++failures_;
+    delay = options_.min_backoff;
+    for (int i = 1; i < failures_ && delay < options_.max_backoff; ++i) delay *= 2;
+    delay = std::min(delay, options_.max_backoff);
+  }
+  std::weak_ptr<int> alive = alive_;
+  relist_timer_ = executor_->Schedule(delay, [this, alive] {
+    if (alive.expired()) return;
+    List();
+  });
+}
+
+void PodInformer::Upsert(const PodPtr& pod) {
+  std::string key = KeyOf(pod->metadata);
+  auto [it, inserted] = pods_.try_emplace(key, pod);
+  if (inserted) {
+    Index(pod);
+    if (handlers_.on_add) handlers_.on_add(pod);
+    return;
+  }
+  PodPtr old = it->second;
+  if (old == pod) return;
+  std::optional<int64_t> old_rv = ResourceVersionNumber(old->metadata.resource_version);
+  std::optional<int64_t> new_rv = ResourceVersionNumber(pod->metadata.resource_version);
+  if (old_rv && new_rv && *new_rv < *old_rv) return;  // stale
+  Unindex(old);
+  it->second = pod;
+  Index(pod);
+  if (handlers_.on_update) handlers_.on_update(old, pod);
+}
+
+void PodInformer::Remove(const std::string& key) {
+  auto it = pods_.find(key);
+  if (it == pods_.end()) return;
+  PodPtr old = std::move(it->second);
+  pods_.erase(it);
+  Unindex(old);
+  if (handlers_.on_delete) handlers_.on_delete(old);
+}
+
+void PodInformer::Index(const PodPtr& pod) {
+  const OwnerReference* ref = pod->metadata.ControllerRef();
+  if (ref != nullptr) {
+    by_owner_[ref->uid].emplace(KeyOf(pod->metadata), pod);
+  } else {
+    orphans_[pod->metadata.namespace_].emplace(KeyOf(pod->metadata), pod);
+  }
+}
+
+void PodInformer::Unindex(const PodPtr& pod) {
+  const OwnerReference* ref = pod->metadata.ControllerRef();
+  auto& index = ref != nullptr ? by_owner_ : orphans_;
+  const std::string& bucket = ref != nullptr ? ref->uid : pod->metadata.namespace_;
+  auto it = index.find(bucket);
+  if (it == index.end()) return;
+  it->second.erase(KeyOf(pod->metadata));
+  if (it->second.empty()) index.erase(it);
+}
+
+}  // namespace rcsim

@@ -1,0 +1,143 @@
+#include "engine/pod_informer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "engine/mock_ports.h"
+#include "fakes/sim_loop.h"
+
+namespace rcsim {
+namespace {
+
+using ::testing::_;
+
+PodPtr MakePod(const std::string& name, const std::string& rv, const std::string& owner_uid = "") {
+  auto p = std::make_shared<Pod>();
+  p->metadata.name = name;
+  p->metadata.namespace_ = "default";
+  p->metadata.resource_version = rv;
+  p->metadata.labels = {{"app", "web"}};
+  if (!owner_uid.empty()) {
+    OwnerReference ref;
+    ref.name = "web";
+    ref.uid = owner_uid;
+    p->metadata.owner_references.push_back(ref);
+  }
+  return p;
+}
+
+ObjectList<Pod> ListOf(const std::string& rv, std::vector<PodPtr> pods) {
+  ObjectList<Pod> l;
+  l.resource_version = rv;
+  l.items = std::move(pods);
+  return l;
+}
+
+class PodInformerTest : public ::testing::Test {
+ protected:
+  PodInformerTest() {
+    ON_CALL(api_.mock_pods(), Watch(_, _, _, _))
+        .WillByDefault([this](const std::string&, const ListOptions&, const std::string& rv,
+                              MockResourceClient<Pod>::EventFn fn) {
+          watch_rvs_.push_back(rv);
+          on_event_ = std::move(fn);
+          return std::make_unique<NoopApiWatch>();
+        });
+    PodInformer::Handlers h;
+    h.on_add = [this](const PodPtr& p) { log_.push_back("add " + p->metadata.name); };
+    h.on_update = [this](const PodPtr&, const PodPtr& p) { log_.push_back("update " + p->metadata.name); };
+    h.on_delete = [this](const PodPtr& p) { log_.push_back("delete " + p->metadata.name); };
+    informer_ = std::make_unique<PodInformer>(PodInformer::Options{}, &api_, &loop_, &logger_, &metrics_, h);
+  }
+
+  void ExpectLists(std::vector<Result<ObjectList<Pod>>> results) {
+    auto shared = std::make_shared<std::vector<Result<ObjectList<Pod>>>>(std::move(results));
+    auto next = std::make_shared<size_t>(0);
+    EXPECT_CALL(api_.mock_pods(), List("", _, _))
+        .Times(static_cast<int>(shared->size()))
+        .WillRepeatedly(
+            [shared, next](const std::string&, const ListOptions&, Callback<Result<ObjectList<Pod>>> done) {
+              done((*shared)[(*next)++]);
+            });
+  }
+
+  void Send(ApiWatchEvent<Pod>::Type type, PodPtr pod, Status error = Status()) {
+    ApiWatchEvent<Pod> ev;
+    ev.type = type;
+    ev.object = std::move(pod);
+    ev.error = std::move(error);
+    on_event_(ev);
+    loop_.RunUntilIdle();
+  }
+
+  SimLoop loop_;
+  MockApiClient api_;
+  NullLogger logger_;
+  ManagerMetrics metrics_;
+  std::vector<std::string> watch_rvs_;
+  MockResourceClient<Pod>::EventFn on_event_;
+  std::vector<std::string> log_;
+  std::unique_ptr<PodInformer> informer_;
+};
+
+TEST_F(PodInformerTest, ListsWatchesAndIndexesByOwnerAndNamespace) {
+  ExpectLists({ListOf("10", {MakePod("a", "3", "u1"), MakePod("b", "4")})});
+  informer_->Start();
+  loop_.RunUntilIdle();
+  ASSERT_TRUE(informer_->HasSynced());
+  EXPECT_EQ(watch_rvs_, std::vector<std::string>{"10"});
+  ASSERT_NE(informer_->OwnedBy("u1"), nullptr);
+  EXPECT_EQ(informer_->OwnedBy("u1")->size(), 1u);
+  ASSERT_NE(informer_->OrphansIn("default"), nullptr);
+  EXPECT_EQ(informer_->OrphansIn("default")->count("default/b"), 1u);
+
+  Send(ApiWatchEvent<Pod>::Type::kModified, MakePod("b", "11", "u1"));  // adopted
+  EXPECT_EQ(informer_->OrphansIn("default"), nullptr);
+  EXPECT_EQ(informer_->OwnedBy("u1")->size(), 2u);
+  Send(ApiWatchEvent<Pod>::Type::kModified, MakePod("b", "9"));  // stale: ignored
+  EXPECT_EQ(informer_->OwnedBy("u1")->size(), 2u);
+  Send(ApiWatchEvent<Pod>::Type::kDeleted, MakePod("a", "12", "u1"));
+  EXPECT_EQ(informer_->Get("default/a"), nullptr);
+  EXPECT_EQ(informer_->OwnedBy("u1")->size(), 1u);
+  EXPECT_EQ(log_, (std::vector<std::string>{"add a", "add b", "update b", "delete a"}));
+}
+
+TEST_F(PodInformerTest, RelistsAtOnceOnGone) {
+  ExpectLists({ListOf("10", {MakePod("a", "3"), MakePod("b", "4")}),
+               ListOf("20", {MakePod("b", "15"), MakePod("c", "16")})});
+  informer_->Start();
+  loop_.RunUntilIdle();
+  TimePoint before = loop_.Now();
+  Send(ApiWatchEvent<Pod>::Type::kError, nullptr, Status(Code::kGone, "too old"));
+  EXPECT_EQ(loop_.Now(), before);
+  EXPECT_EQ(metrics_.relists, 1u);
+  EXPECT_EQ(watch_rvs_, (std::vector<std::string>{"10", "20"}));
+  EXPECT_EQ(log_, (std::vector<std::string>{"add a", "add b", "update b", "add c", "delete a"}));
+}
+
+TEST_F(PodInformerTest, ListErrorsRetryWithBackoffAndDoNotSync) {
+  ExpectLists({Status(Code::kUnavailable, "down"), Status(Code::kInternal, "boom"),
+               ListOf("5", {MakePod("a", "3")})});
+  informer_->Start();
+  loop_.RunFor(std::chrono::milliseconds(50));
+  EXPECT_FALSE(informer_->HasSynced());
+  loop_.RunFor(std::chrono::milliseconds(100));  // first retry after 100ms fails again
+  EXPECT_FALSE(informer_->HasSynced());
+  loop_.RunFor(std::chrono::milliseconds(200));  // second retry after 200ms more
+  EXPECT_TRUE(informer_->HasSynced());
+  EXPECT_EQ(informer_->size(), 1u);
+}
+
+TEST_F(PodInformerTest, OtherWatchErrorsRelistAfterBackoff) {
+  ExpectLists({ListOf("10", {}), ListOf("12", {MakePod("a", "11")})});
+  informer_->Start();
+  loop_.RunUntilIdle();
+  on_event_(ApiWatchEvent<Pod>{ApiWatchEvent<Pod>::Type::kError, nullptr, Status(Code::kInternal, "x")});
+  loop_.RunFor(std::chrono::milliseconds(99));
+  EXPECT_EQ(informer_->size(), 0u);
+  loop_.RunFor(std::chrono::milliseconds(1));
+  EXPECT_EQ(informer_->size(), 1u);
+}
+
+}  // namespace
+}  // namespace rcsim

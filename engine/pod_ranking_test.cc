@@ -1,0 +1,84 @@
+#include "engine/pod_ranking.h"
+
+#include <gtest/gtest.h>
+
+#include "fakes/sim_loop.h"
+
+namespace rcsim {
+namespace {
+
+TimePoint T(int seconds) { return SimLoop::Epoch() + std::chrono::seconds(seconds); }
+
+PodPtr MakePod(const std::string& name, const std::string& node, const char* phase, bool ready,
+               int ready_since = 0, int restarts = 0, int created = 0) {
+  auto p = std::make_shared<Pod>();
+  p->metadata.name = name;
+  p->metadata.namespace_ = "ns";
+  p->metadata.creation_timestamp = T(created);
+  p->spec.node_name = node;
+  p->status.phase = phase;
+  p->status.conditions.push_back(PodCondition{"Ready", ready ? "True" : "False", T(ready_since), "", ""});
+  p->status.container_statuses.push_back(ContainerStatus{"c", ready, restarts});
+  return p;
+}
+
+std::vector<std::string> Order(std::vector<PodPtr> pods) {
+  SortForDeletion(pods);
+  std::vector<std::string> names;
+  for (const auto& p : pods) names.push_back(p->metadata.name);
+  return names;
+}
+
+TEST(PodRankingTest, UnscheduledBeforeScheduled) {
+  EXPECT_EQ(
+      Order({MakePod("sched", "n1", phase::kPending, false), MakePod("unsched", "", phase::kPending, false)}),
+      (std::vector<std::string>{"unsched", "sched"}));
+}
+
+TEST(PodRankingTest, PendingBeforeUnknownBeforeRunning) {
+  EXPECT_EQ(Order({MakePod("run", "n1", phase::kRunning, false), MakePod("unk", "n2", phase::kUnknown, false),
+                   MakePod("pend", "n3", phase::kPending, false)}),
+            (std::vector<std::string>{"pend", "unk", "run"}));
+}
+
+TEST(PodRankingTest, NotReadyBeforeReady) {
+  EXPECT_EQ(Order({MakePod("ready", "n1", phase::kRunning, true),
+                   MakePod("notready", "n2", phase::kRunning, false)}),
+            (std::vector<std::string>{"notready", "ready"}));
+}
+
+TEST(PodRankingTest, CrowdedNodeFirst) {
+  EXPECT_EQ(Order({MakePod("alone", "n1", phase::kRunning, true, 5),
+                   MakePod("crowd1", "n2", phase::kRunning, true, 5),
+                   MakePod("crowd2", "n2", phase::kRunning, true, 5)}),
+            (std::vector<std::string>{"crowd1", "crowd2", "alone"}));
+}
+
+TEST(PodRankingTest, RecentlyReadyBeforeLongReady) {
+  EXPECT_EQ(Order({MakePod("old", "n1", phase::kRunning, true, 10),
+                   MakePod("recent", "n2", phase::kRunning, true, 50)}),
+            (std::vector<std::string>{"recent", "old"}));
+}
+
+TEST(PodRankingTest, MoreRestartsFirst) {
+  EXPECT_EQ(Order({MakePod("calm", "n1", phase::kRunning, true, 10, 0),
+                   MakePod("flappy", "n2", phase::kRunning, true, 10, 7)}),
+            (std::vector<std::string>{"flappy", "calm"}));
+}
+
+TEST(PodRankingTest, NewerCreationFirstThenName) {
+  EXPECT_EQ(Order({MakePod("b", "n1", phase::kRunning, true, 10, 0, 1),
+                   MakePod("a", "n2", phase::kRunning, true, 10, 0, 1),
+                   MakePod("new", "n3", phase::kRunning, true, 10, 0, 9)}),
+            (std::vector<std::string>{"new", "a", "b"}));
+}
+
+TEST(PodRankingTest, EarlierCriteriaDominateLaterOnes) {
+  // A pending pod with no restarts goes before a running one with many restarts.
+  EXPECT_EQ(Order({MakePod("running", "n1", phase::kRunning, true, 10, 100),
+                   MakePod("pending", "n2", phase::kPending, false)}),
+            (std::vector<std::string>{"pending", "running"}));
+}
+
+}  // namespace
+}  // namespace rcsim

@@ -1,0 +1,535 @@
+#include "engine/replication_manager.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "engine/labels.h"
+#include "engine/pod_ranking.h"
+
+namespace rcsim {
+
+const Labels& EffectiveSelector(const ReplicationController& rc) {
+  if (!rc.spec.selector.empty() || !rc.spec.template_) return rc.spec.selector;
+  return rc.spec.template_->metadata.labels;
+}
+
+OwnerReference ControllerOwnerRef(const ReplicationController& rc) {
+  OwnerReference ref;
+  ref.api_version = "v1";
+  ref.kind = "ReplicationController";
+  ref.name = rc.metadata.name;
+  ref.uid = rc.metadata.uid;
+  ref.controller = true;
+  ref.block_owner_deletion = true;
+  return ref;
+}
+
+Pod PodFromTemplate(const ReplicationController& rc) {
+  const PodTemplateSpec& t = *rc.spec.template_;
+  Pod pod;
+  pod.metadata.generate_name = rc.metadata.name + "-";
+  pod.metadata.namespace_ = rc.metadata.namespace_;
+  pod.metadata.labels = t.metadata.labels;
+  pod.metadata.annotations = t.metadata.annotations;
+  pod.metadata.finalizers = t.metadata.finalizers;
+  pod.metadata.owner_references.push_back(ControllerOwnerRef(rc));
+  pod.spec = t.spec;
+  return pod;
+}
+
+ReplicationControllerStatus ComputeStatus(const ReplicationController& rc, const std::vector<PodPtr>& claimed,
+                                          TimePoint now) {
+  ReplicationControllerStatus st;
+  const Labels* template_labels = rc.spec.template_ ? &rc.spec.template_->metadata.labels : nullptr;
+  for (const PodPtr& p : claimed) {
+    if (!IsActive(*p)) continue;
+    ++st.replicas;
+    if (template_labels != nullptr && SelectorMapMatches(*template_labels, p->metadata.labels)) {
+      ++st.fully_labeled_replicas;
+    }
+    if (IsReady(*p)) {
+      ++st.ready_replicas;
+      if (IsAvailable(*p, rc.spec.min_ready_seconds, now)) ++st.available_replicas;
+    }
+  }
+  st.observed_generation = rc.metadata.generation;
+  return st;
+}
+
+// One sync of one controller key; lives until its last API callback ran.
+struct ReplicationManager::Sync {
+  std::string key;
+  ControllerPtr rc;
+  bool manage = false;          // expectations satisfied when the sync began
+  std::vector<PodPtr> claimed;  // owned pods that match, including those adopted by this sync
+  int pending = 0;              // API calls of the current phase not yet completed
+  Status error;                 // the first failure
+  int remaining_creates = 0;    // creates not yet issued
+  int batch_size = 1;
+  bool batch_failed = false;
+  Pod pod_to_create;
+};
+
+ReplicationManager::ReplicationManager(ManagerOptions options, Store* store, ApiClient* api, Clock* clock,
+                                       Executor* executor, Rng* rng, TraceSink* trace, Logger* logger)
+    : options_(std::move(options)),
+      store_(store),
+      api_(api),
+      clock_(clock),
+      executor_(executor),
+      rng_(rng),
+      trace_(trace),
+      logger_(logger),
+      expectations_(clock, options_.expectations_timeout),
+      queue_(clock, executor,
+             NewControllerRateLimiter(clock, options_.min_backoff, options_.max_backoff, options_.qps,
+                                      options_.burst)),
+      controllers_(
+          ControllerInformer::Options{options_.controllers_prefix, options_.informer_min_backoff,
+                                      options_.informer_max_backoff},
+          store, executor, logger, &metrics_,
+          ControllerInformer::Handlers{
+              [this](const ControllerPtr& rc) { Enqueue(KeyOf(rc->metadata)); },
+              [this](const ControllerPtr&, const ControllerPtr& rc) { Enqueue(KeyOf(rc->metadata)); },
+              [this](const ControllerPtr& rc) {
+                std::string key = KeyOf(rc->metadata);
+                expectations_.Delete(key);
+                Enqueue(key);
+              },
+              [this] { SchedulePump(); }}),
+      pods_(PodInformer::Options{options_.informer_min_backoff, options_.informer_max_backoff}, api, executor,
+            logger, &metrics_,
+            PodInformer::Handlers{[this](const PodPtr& p) { OnPodAdd(p); },
+                                  [this](const PodPtr& o, const PodPtr& n) { OnPodUpdate(o, n); },
+                                  [this](const PodPtr& p) { OnPodDelete(p); }, [this] { SchedulePump(); }}) {
+  (void)store_;
+  (void)rng_;
+  if (options_.workers < 1) options_.workers = 1;
+  if (options_.burst_replicas < 1) options_.burst_replicas = 1;
+  queue_.SetReadyCallback([this] { SchedulePump(); });
+}
+
+ReplicationManager::~ReplicationManager() { Stop(); }
+
+void ReplicationManager::Start() {
+  if (started_ || stopped_) return;
+  started_ = true;
+  controllers_.Start();
+  pods_.Start();
+  ScheduleResync();
+}
+
+void ReplicationManager::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  alive_.reset();
+  controllers_.Stop();
+  pods_.Stop();
+  queue_.ShutDown();
+  if (resync_timer_ != 0) executor_->Cancel(resync_timer_);
+  resync_timer_ = 0;
+}
+
+bool ReplicationManager::HasSynced() const { return controllers_.HasSynced() && pods_.HasSynced(); }
+
+template <typename R>
+Callback<R> ReplicationManager::OnExecutor(std::function<void(R)> fn) {
+  return [executor = executor_, alive = std::weak_ptr<int>(alive_), fn = std::move(fn)](R r) {
+    executor->Post([alive, fn, r = std::move(r)]() {
+      if (alive.expired()) return;
+      fn(r);
+    });
+  };
+}
+
+void ReplicationManager::Trace(const std::string& event) { trace_->Record("manager", event); }
+
+void ReplicationManager::Enqueue(const std::string& key) { queue_.Add(key); }
+
+void ReplicationManager::SchedulePump() {
+  if (pump_posted_ || stopped_) return;
+  pump_posted_ = true;
+  std::weak_ptr<int> alive = alive_;
+  executor_->Post([this, alive] {
+    if (alive.expired()) return;
+    Pump();
+  });
+}
+
+void ReplicationManager::Pump() {
+  pump_posted_ = false;
+  if (stopped_ || !HasSynced()) return;
+  while (in_flight_ < options_.workers) {
+    std::optional<std::string> key = queue_.Get();
+    if (!key) break;
+    ++in_flight_;
+    BeginSync(*key);
+  }
+}
+
+void ReplicationManager::ScheduleResync() {
+  if (stopped_ || options_.resync_period <= Duration::zero()) return;
+  std::weak_ptr<int> alive = alive_;
+  resync_timer_ = executor_->Schedule(options_.resync_period, [this, alive] {
+    if (alive.expired()) return;
+    for (const std::string& key : controllers_.Keys()) Enqueue(key);
+    ScheduleResync();
+  });
+}
+
+// --- Pod events. ---
+
+ControllerPtr ReplicationManager::ResolveControllerRef(const std::string& ns,
+                                                       const OwnerReference& ref) const {
+  if (ref.kind != "ReplicationController") return nullptr;
+  ControllerPtr rc = controllers_.Get(ns + "/" + ref.name);
+  if (rc == nullptr || rc->metadata.uid != ref.uid) return nullptr;
+  return rc;
+}
+
+void ReplicationManager::EnqueueMatchingControllers(const Pod& pod) {
+  if (pod.metadata.labels.empty()) return;
+  for (const ControllerPtr& rc : controllers_.InNamespace(pod.metadata.namespace_)) {
+    const Labels& sel = EffectiveSelector(*rc);
+    if (!sel.empty() && SelectorMapMatches(sel, pod.metadata.labels)) Enqueue(KeyOf(rc->metadata));
+  }
+}
+
+void ReplicationManager::OnPodAdd(const PodPtr& pod) {
+  if (pod->metadata.deletion_timestamp) {
+    // Seen for the first time already being deleted (e.g. after a re-list): a deletion.
+    OnPodDelete(pod);
+    return;
+  }
+  if (const OwnerReference* ref = pod->metadata.ControllerRef()) {
+    ControllerPtr rc = ResolveControllerRef(pod->metadata.namespace_, *ref);
+    if (rc == nullptr) return;
+    std::string key = KeyOf(rc->metadata);
+    expectations_.CreationObserved(key);
+    Enqueue(key);
+    return;
+  }
+  EnqueueMatchingControllers(*pod);
+}
+
+void ReplicationManager::OnPodUpdate(const PodPtr& old_pod, const PodPtr& new_pod) {
+  const Pod& o = *old_pod;
+  const Pod& n = *new_pod;
+  if (o.metadata.resource_version == n.metadata.resource_version && !o.metadata.resource_version.empty()) {
+    return;
+  }
+  bool labels_changed = o.metadata.labels != n.metadata.labels;
+  const OwnerReference* old_ref = o.metadata.ControllerRef();
+  const OwnerReference* new_ref = n.metadata.ControllerRef();
+  bool ref_changed =
+      (old_ref == nullptr) != (new_ref == nullptr) || (old_ref != nullptr && old_ref->uid != new_ref->uid);
+  bool became_ready = !IsReady(o) && IsReady(n);
+  bool relevant = labels_changed || ref_changed || o.status.phase != n.status.phase ||
+                  IsReady(o) != IsReady(n) || o.metadata.deletion_timestamp != n.metadata.deletion_timestamp;
+
+  if (n.metadata.deletion_timestamp && !o.metadata.deletion_timestamp) {
+    // Graceful deletion started: the pod no longer counts, observe the deletion now.
+    OnPodDelete(new_pod);
+    if (labels_changed || ref_changed) OnPodDelete(old_pod);
+    return;
+  }
+  if (ref_changed && old_ref != nullptr) {
+    if (ControllerPtr rc = ResolveControllerRef(o.metadata.namespace_, *old_ref)) {
+      Enqueue(KeyOf(rc->metadata));
+    }
+  }
+  if (new_ref != nullptr) {
+    ControllerPtr rc = ResolveControllerRef(n.metadata.namespace_, *new_ref);
+    if (rc == nullptr) return;
+    std::string key = KeyOf(rc->metadata);
+    if (relevant) Enqueue(key);
+    if (became_ready && rc->spec.min_ready_seconds > 0) {
+      // Becomes available min_ready_seconds later; no pod event marks that moment.
+      queue_.AddAfter(key, std::chrono::seconds(rc->spec.min_ready_seconds) + std::chrono::seconds(1));
+    }
+    return;
+  }
+  if (labels_changed || ref_changed) EnqueueMatchingControllers(n);
+}
+
+void ReplicationManager::OnPodDelete(const PodPtr& pod) {
+  const OwnerReference* ref = pod->metadata.ControllerRef();
+  if (ref == nullptr) return;
+  ControllerPtr rc = ResolveControllerRef(pod->metadata.namespace_, *ref);
+  if (rc == nullptr) return;
+  std::string key = KeyOf(rc->metadata);
+  expectations_.DeletionObserved(key, KeyOf(pod->metadata));
+  Enqueue(key);
+}
+
+// --- Sync. ---
+
+void ReplicationManager::BeginSync(const std::string& key) {
+  auto s = std::make_shared<Sync>();
+  s->key = key;
+  s->rc = controllers_.Get(key);
+  if (s->rc == nullptr) {
+    expectations_.Delete(key);
+    if (trace_->enabled()) Trace("sync " + key + " gone");
+    FinishSync(s);
+    return;
+  }
+  s->manage = expectations_.Satisfied(key);
+  ClaimPods(s);
+}
+
+void ReplicationManager::ClaimPods(const SyncPtr& s) {
+  const ReplicationController& rc = *s->rc;
+  const Labels& selector = EffectiveSelector(rc);
+  bool rc_deleting = rc.metadata.deletion_timestamp.has_value();
+  std::vector<PodPtr> to_release;
+  std::vector<PodPtr> to_adopt;
+  if (const PodInformer::PodMap* owned = pods_.OwnedBy(rc.metadata.uid)) {
+    for (const auto& [pod_key, pod] : *owned) {
+      if (pod->metadata.namespace_ != rc.metadata.namespace_) continue;
+      if (selector.empty() || SelectorMapMatches(selector, pod->metadata.labels)) {
+        s->claimed.push_back(pod);
+      } else if (!rc_deleting && !pod->metadata.deletion_timestamp) {
+        to_release.push_back(pod);
+      }
+    }
+  }
+  if (!rc_deleting && !selector.empty()) {
+    if (const PodInformer::PodMap* orphans = pods_.OrphansIn(rc.metadata.namespace_)) {
+      for (const auto& [pod_key, pod] : *orphans) {
+        if (pod->metadata.deletion_timestamp) continue;
+        if (SelectorMapMatches(selector, pod->metadata.labels)) to_adopt.push_back(pod);
+      }
+    }
+  }
+  s->pending = static_cast<int>(to_release.size() + to_adopt.size());
+  if (s->pending == 0) {
+    ManageReplicas(s);
+    return;
+  }
+  for (const PodPtr& pod : to_release) Release(s, pod);
+  for (const PodPtr& pod : to_adopt) Adopt(s, pod);
+}
+
+void ReplicationManager::Adopt(const SyncPtr& s, const PodPtr& pod) {
+  Pod copy = *pod;
+  copy.metadata.owner_references.push_back(ControllerOwnerRef(*s->rc));
+  if (trace_->enabled()) Trace("adopt " + s->key + " " + KeyOf(pod->metadata));
+  api_->pods().Update(std::move(copy), OnExecutor<Result<PodPtr>>([this, s](Result<PodPtr> r) {
+                        if (r.ok()) {
+                          ++metrics_.adoptions;
+                          s->claimed.push_back(*r);
+                        } else if (r.status().code() != Code::kNotFound) {
+                          Fail(s, r.status());
+                        }
+                        OnClaimCallDone(s);
+                      }));
+}
+
+void ReplicationManager::Release(const SyncPtr& s, const PodPtr& pod) {
+  Pod copy = *pod;
+  const std::string& uid = s->rc->metadata.uid;
+  std::erase_if(copy.metadata.owner_references, [&uid](const OwnerReference& ref) { return ref.uid == uid; });
+  if (trace_->enabled()) Trace("release " + s->key + " " + KeyOf(pod->metadata));
+  api_->pods().Update(std::move(copy), OnExecutor<Result<PodPtr>>([this, s](Result<PodPtr> r) {
+                        if (r.ok()) {
+                          ++metrics_.releases;
+                        } else if (r.status().code() != Code::kNotFound) {
+                          Fail(s, r.status());
+                        }
+                        OnClaimCallDone(s);
+                      }));
+}
+
+void ReplicationManager::OnClaimCallDone(const SyncPtr& s) {
+  if (--s->pending > 0) return;
+  if (!s->error.ok()) {
+    // The pod set is uncertain; retry the whole sync later.
+    FinishSync(s);
+    return;
+  }
+  ManageReplicas(s);
+}
+
+void ReplicationManager::ManageReplicas(const SyncPtr& s) {
+  const ReplicationController& rc = *s->rc;
+  std::vector<PodPtr> active;
+  active.reserve(s->claimed.size());
+  for (const PodPtr& p : s->claimed) {
+    if (IsActive(*p)) active.push_back(p);
+  }
+  int64_t desired = std::max<int32_t>(0, rc.spec.replicas);
+  int64_t diff = static_cast<int64_t>(active.size()) - desired;
+  bool deleting = rc.metadata.deletion_timestamp.has_value();
+  if (!s->manage || deleting || diff == 0) {
+    if (trace_->enabled() && diff != 0) {
+      Trace("sync " + s->key + " active=" + std::to_string(active.size()) +
+            " desired=" + std::to_string(desired) + (deleting ? " deleting" : " waiting for expectations"));
+    }
+    UpdateStatus(s);
+    return;
+  }
+  if (diff < 0) {
+    if (!rc.spec.template_) {
+      logger_->Log(LogLevel::kWarning, "controller " + s->key + " has no pod template");
+      UpdateStatus(s);
+      return;
+    }
+    int n = static_cast<int>(std::min<int64_t>(-diff, options_.burst_replicas));
+    if (trace_->enabled()) {
+      Trace("sync " + s->key + " active=" + std::to_string(active.size()) +
+            " desired=" + std::to_string(desired) + " create=" + std::to_string(n));
+    }
+    expectations_.ExpectCreations(s->key, n);
+    s->pod_to_create = PodFromTemplate(rc);
+    s->remaining_creates = n;
+    s->batch_size = 1;
+    IssueCreateBatch(s);
+    return;
+  }
+  int n = static_cast<int>(std::min<int64_t>(diff, options_.burst_replicas));
+  if (trace_->enabled()) {
+    Trace("sync " + s->key + " active=" + std::to_string(active.size()) +
+          " desired=" + std::to_string(desired) + " delete=" + std::to_string(n));
+  }
+  SortForDeletion(active);
+  active.resize(n);
+  std::vector<std::string> victims;
+  victims.reserve(n);
+  for (const PodPtr& p : active) victims.push_back(KeyOf(p->metadata));
+  expectations_.ExpectDeletions(s->key, victims);
+  s->pending = n;
+  for (int i = 0; i < n; ++i) {
+    const Pod& p = *active[i];
+    DeleteOptions opts;
+    opts.precondition_uid = p.metadata.uid;
+    std::string pod_key = victims[i];
+    api_->pods().Delete(
+        p.metadata.namespace_, p.metadata.name, opts,
+        OnExecutor<Result<PodPtr>>([this, s, pod_key](Result<PodPtr> r) { OnDeleteDone(s, pod_key, r); }));
+  }
+}
+
+void ReplicationManager::IssueCreateBatch(const SyncPtr& s) {
+  int n = std::min(s->batch_size, s->remaining_creates);
+  s->remaining_creates -= n;
+  s->pending = n;
+  for (int i = 0; i < n; ++i) {
+    api_->pods().Create(s->rc->metadata.namespace_, s->pod_to_create,
+                        OnExecutor<Result<PodPtr>>([this, s](Result<PodPtr> r) { OnCreateDone(s, r); }));
+  }
+}
+
+void ReplicationManager::OnCreateDone(const SyncPtr& s, const Result<PodPtr>& r) {
+  if (r.ok()) {
+    ++metrics_.creates;
+    if (trace_->enabled()) Trace("created " + KeyOf((*r)->metadata) + " for " + s->key);
+  } else {
+    ++metrics_.create_errors;
+    s->batch_failed = true;
+    logger_->Log(LogLevel::kWarning, "create for " + s->key + " failed: " + r.status().ToString());
+    if (trace_->enabled()) Trace("create failed for " + s->key + ": " + r.status().ToString());
+    // A timed-out create may have been applied: keep expecting it rather than risk creating a
+    // replacement too (overshoot), but only for unknown_outcome_grace: by then an applied create has
+    // been observed, and one that was not applied must not stall the controller for the full timeout.
+    if (r.status().code() == Code::kTimeout) {
+      expectations_.ExpireWithin(s->key, options_.unknown_outcome_grace);
+    } else {
+      expectations_.LowerCreations(s->key, 1);
+    }
+    Fail(s, r.status());
+  }
+  if (--s->pending > 0) return;
+  if (s->batch_failed) {
+    // Slow start: stop at the first failing batch; the creates never issued will not be observed.
+    expectations_.LowerCreations(s->key, s->remaining_creates);
+    s->remaining_creates = 0;
+  }
+  if (s->remaining_creates > 0) {
+    s->batch_size *= 2;
+    IssueCreateBatch(s);
+    return;
+  }
+  UpdateStatus(s);
+}
+
+void ReplicationManager::OnDeleteDone(const SyncPtr& s, const std::string& pod_key, const Result<PodPtr>& r) {
+  if (r.ok() || r.status().code() == Code::kNotFound) {
+    ++metrics_.deletes;
+    if (trace_->enabled()) Trace("deleted " + pod_key + " for " + s->key);
+    if (!r.ok()) expectations_.DeletionObserved(s->key, pod_key);
+  } else {
+    ++metrics_.delete_errors;
+    logger_->Log(LogLevel::kWarning,
+                 "delete of " + pod_key + " for " + s->key + " failed: " + r.status().ToString());
+    if (trace_->enabled())
+      Trace("delete failed " + pod_key + " for " + s->key + ": " + r.status().ToString());
+    expectations_.DeletionObserved(s->key, pod_key);
+    Fail(s, r.status());
+  }
+  if (--s->pending > 0) return;
+  UpdateStatus(s);
+}
+
+void ReplicationManager::UpdateStatus(const SyncPtr& s) {
+  const ReplicationController& rc = *s->rc;
+  ReplicationControllerStatus st = ComputeStatus(rc, s->claimed, clock_->Now());
+  if (st.ready_replicas > st.available_replicas && rc.spec.min_ready_seconds > 0) {
+    queue_.AddAfter(s->key, std::chrono::seconds(rc.spec.min_ready_seconds));
+  }
+  if (st == rc.status) {
+    FinishSync(s);
+    return;
+  }
+  ReplicationController copy = rc;
+  copy.status = st;
+  api_->controllers().UpdateStatus(
+      std::move(copy), OnExecutor<Result<ControllerPtr>>([this, s](Result<ControllerPtr> r) {
+        if (r.ok()) {
+          ++metrics_.status_updates;
+          if (auto rv = ResourceVersionNumber((*r)->metadata.resource_version)) {
+            controllers_.Observe(*r, *rv);
+          }
+          FinishSync(s);
+          return;
+        }
+        Fail(s, r.status());
+        if (r.status().code() != Code::kConflict) {
+          FinishSync(s);
+          return;
+        }
+        // Stale cache: re-read so the retry (requeued with backoff) starts from the newest object.
+        const ReplicationController& rc = *s->rc;
+        api_->controllers().Get(rc.metadata.namespace_, rc.metadata.name,
+                                OnExecutor<Result<ControllerPtr>>([this, s](Result<ControllerPtr> got) {
+                                  if (got.ok()) {
+                                    if (auto rv = ResourceVersionNumber((*got)->metadata.resource_version)) {
+                                      controllers_.Observe(*got, *rv);
+                                    }
+                                  }
+                                  FinishSync(s);
+                                }));
+      }));
+}
+
+void ReplicationManager::Fail(const SyncPtr& s, Status status) {
+  if (s->error.ok()) s->error = std::move(status);
+}
+
+void ReplicationManager::FinishSync(const SyncPtr& s) {
+  ++metrics_.syncs;
+  --in_flight_;
+  queue_.Done(s->key);
+  if (s->error.ok()) {
+    queue_.Forget(s->key);
+  } else {
+    ++metrics_.sync_errors;
+    ++metrics_.requeues;
+    if (trace_->enabled()) Trace("sync " + s->key + " failed: " + s->error.ToString());
+    queue_.AddRateLimited(s->key);
+  }
+  SchedulePump();
+}
+
+}  // namespace rcsim

@@ -1,0 +1,153 @@
+// ReplicationManager: keeps, for every ReplicationController, spec.replicas active pods matching its
+// selector, and writes back its status.
+//
+// Sources: controllers from the Store (ControllerInformer), pods from the ApiClient (PodInformer);
+// writes go through the ApiClient only. Each controller key is synced by at most one worker at a time
+// (WorkQueue); a sync is asynchronous and counts against `workers` until all its API calls completed.
+// A sync: claims pods (adopts matching orphans, releases owned pods that stopped matching), then, only
+// when its expectations are satisfied and the controller is not being deleted, creates (slow-start
+// batches 1, 2, 4, ...) or deletes (PodDeletionOrder) at most burst_replicas pods, then writes status
+// if it changed. Any failed write fails the sync, which is requeued with per-key exponential backoff
+// combined with an overall token bucket; a success resets the key's backoff.
+//
+// Thread-safety: single-threaded by contract. Every entry point runs on `executor`; port callbacks
+// may arrive on other threads and hop to the executor before touching state. After Stop() (or
+// destruction) no outstanding callback touches the manager.
+#ifndef RCSIM_ENGINE_REPLICATION_MANAGER_H_
+#define RCSIM_ENGINE_REPLICATION_MANAGER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/api_client.h"
+#include "engine/controller_informer.h"
+#include "engine/executor.h"
+#include "engine/expectations.h"
+#include "engine/log.h"
+#include "engine/metrics.h"
+#include "engine/pod_informer.h"
+#include "engine/rng.h"
+#include "engine/store.h"
+#include "engine/time.h"
+#include "engine/trace.h"
+#include "engine/types.h"
+#include "engine/work_queue.h"
+
+namespace rcsim {
+
+struct ManagerOptions {
+  int workers = 5;                                    // syncs in flight at once
+  Duration resync_period = std::chrono::seconds(30);  // every controller is enqueued this often
+  int burst_replicas = 500;                           // most creates or deletes of one sync
+  Duration expectations_timeout = std::chrono::minutes(5);
+  // After a create times out (outcome unknown), the controller's expectations expire at the latest this
+  // long afterwards (see Expectations::ExpireWithin).
+  Duration unknown_outcome_grace = std::chrono::seconds(10);
+  Duration min_backoff = std::chrono::milliseconds(5);  // per-key failure backoff, doubling
+  Duration max_backoff = std::chrono::seconds(1000);
+  double qps = 10;  // overall requeue token bucket
+  int burst = 100;
+  std::string controllers_prefix = "/registry/controllers/";
+  Duration informer_min_backoff = std::chrono::milliseconds(100);  // re-list after failures
+  Duration informer_max_backoff = std::chrono::seconds(30);
+};
+
+class ReplicationManager {
+ public:
+  // All pointers must outlive the manager.
+  ReplicationManager(ManagerOptions options, Store* store, ApiClient* api, Clock* clock, Executor* executor,
+                     Rng* rng, TraceSink* trace, Logger* logger);
+  // Stop()s.
+  ~ReplicationManager();
+  ReplicationManager(const ReplicationManager&) = delete;
+  ReplicationManager& operator=(const ReplicationManager&) = delete;
+
+  // Starts the informers and the periodic resync. Call once, on the executor.
+  void Start();
+  // Idempotent; on the executor. Afterwards no callback touches the manager.
+  void Stop();
+
+  const ManagerMetrics& metrics() const { return metrics_; }
+  // Both informers completed a list.
+  bool HasSynced() const;
+
+  // Introspection for tests and the simulation's checkers.
+  const Expectations& expectations() const { return expectations_; }
+  int syncs_in_flight() const { return in_flight_; }
+  const ControllerInformer& controllers() const { return controllers_; }
+  const PodInformer& pods() const { return pods_; }
+
+ private:
+  struct Sync;
+  using SyncPtr = std::shared_ptr<Sync>;
+
+  // Wraps `fn` so that it runs on the executor, and only while the manager is alive.
+  template <typename R>
+  Callback<R> OnExecutor(std::function<void(R)> fn);
+
+  void Enqueue(const std::string& key);
+  void SchedulePump();
+  void Pump();
+  void ScheduleResync();
+
+  void OnPodAdd(const PodPtr& pod);
+  void OnPodUpdate(const PodPtr& old_pod, const PodPtr& new_pod);
+  void OnPodDelete(const PodPtr& pod);
+  // The cached controller `ref` points to in `ns`, if its uid matches.
+  ControllerPtr ResolveControllerRef(const std::string& ns, const OwnerReference& ref) const;
+  void EnqueueMatchingControllers(const Pod& pod);
+
+  void BeginSync(const std::string& key);
+  void ClaimPods(const SyncPtr& s);
+  void Adopt(const SyncPtr& s, const PodPtr& pod);
+  void Release(const SyncPtr& s, const PodPtr& pod);
+  void OnClaimCallDone(const SyncPtr& s);
+  void ManageReplicas(const SyncPtr& s);
+  void IssueCreateBatch(const SyncPtr& s);
+  void OnCreateDone(const SyncPtr& s, const Result<PodPtr>& r);
+  void OnDeleteDone(const SyncPtr& s, const std::string& pod_key, const Result<PodPtr>& r);
+  void UpdateStatus(const SyncPtr& s);
+  void FinishSync(const SyncPtr& s);
+  void Fail(const SyncPtr& s, Status status);
+  void Trace(const std::string& event);
+
+  ManagerOptions options_;
+  Store* store_;
+  ApiClient* api_;
+  Clock* clock_;
+  Executor* executor_;
+  Rng* rng_;
+  TraceSink* trace_;
+  Logger* logger_;
+
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // callbacks hold weak refs
+  bool started_ = false;
+  bool stopped_ = false;
+  bool pump_posted_ = false;
+  int in_flight_ = 0;
+  TimerId resync_timer_ = 0;
+
+  ManagerMetrics metrics_;
+  Expectations expectations_;
+  WorkQueue queue_;
+  ControllerInformer controllers_;
+  PodInformer pods_;
+};
+
+// The selector a controller uses: spec.selector, or the template's labels when it is empty. An empty
+// result selects nothing.
+const Labels& EffectiveSelector(const ReplicationController& rc);
+// The ownerReference a controller puts on its pods.
+OwnerReference ControllerOwnerRef(const ReplicationController& rc);
+// A pod to create for `rc` from its template (generateName "<rc name>-", owner reference); the
+// template must be set.
+Pod PodFromTemplate(const ReplicationController& rc);
+// The status of `rc` given its claimed pods at `now`.
+ReplicationControllerStatus ComputeStatus(const ReplicationController& rc, const std::vector<PodPtr>& claimed,
+                                          TimePoint now);
+
+}  // namespace rcsim
+
+#endif  // RCSIM_ENGINE_REPLICATION_MANAGER_H_
