@@ -42,10 +42,10 @@
 
 namespace rcsim {
 
-inline constexpr int kVerbCount = 7;  // Verb::kGet .. Verb::kDelete
+inline constexpr int kApiVerbCount = 7;  // Verb::kGet .. Verb::kDelete
 
 struct ApiFaultCounters {
-  std::array<uint64_t, kVerbCount> calls{};  // indexed by static_cast<int>(Verb)
+  std::array<uint64_t, kApiVerbCount> calls{};  // indexed by static_cast<int>(Verb)
   uint64_t errors_injected = 0;
   uint64_t timeouts_injected = 0;
   uint64_t watches_dropped = 0;
@@ -79,6 +79,10 @@ class FaultyApiClient final : public ApiClient {
   Duration timeout() const;
   // Ends every active watch now (see above).
   void DropWatches();
+  // The caller crashed: every reply and watch event still pending is dropped and every active watch
+  // ends silently. Calls still waiting out their request latency are dropped (never sent); calls
+  // already sent to the inner client still apply (their outcome is just lost).
+  void AbandonPending();
   // Clears every fault (latencies and watch delay back to zero); counters are kept.
   void ClearFaults();
 

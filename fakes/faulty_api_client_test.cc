@@ -1,0 +1,284 @@
+#include "fakes/faulty_api_client.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fakes/inprocess_api_client.h"
+#include "fakes/mem_store.h"
+#include "fakes/sim_loop.h"
+#include "registry/registry.h"
+
+namespace rcsim {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+Pod MakePod(const std::string& name) {
+  Pod pod;
+  pod.metadata.name = name;
+  pod.metadata.namespace_ = "default";
+  pod.metadata.labels = {{"app", "web"}};
+  Container c;
+  c.name = "main";
+  c.image = "nginx";
+  pod.spec.containers.push_back(c);
+  return pod;
+}
+
+class FaultyApiClientTest : public ::testing::Test {
+ protected:
+  // Creates a pod through the faulty client; returns the result once delivered (nullopt if never).
+  std::optional<Result<PodPtr>> CreateVia(const std::string& name, Duration run = seconds(5)) {
+    std::optional<Result<PodPtr>> out;
+    api_.pods().Create("default", MakePod(name), [&](Result<PodPtr> r) { out.emplace(std::move(r)); });
+    loop_.RunFor(run);
+    return out;
+  }
+  bool Exists(const std::string& name) { return registry_.pods().Get("default", name).ok(); }
+
+  SimLoop loop_;
+  MemStore store_{&loop_, &loop_};
+  Mt19937Rng registry_rng_{1};
+  Registry registry_{&store_, &loop_, &registry_rng_};
+  InProcessApiClient inner_{&registry_, &loop_};
+  Mt19937Rng rng_{42};
+  FaultyApiClient api_{&inner_, &loop_, &loop_, &rng_};
+};
+
+TEST_F(FaultyApiClientTest, PassesCallsThroughAndCountsThem) {
+  auto r = CreateVia("a");
+  ASSERT_TRUE(r.has_value());
+  ASSERT_TRUE(r->ok()) << r->status().ToString();
+  EXPECT_EQ(r->value()->metadata.name, "a");
+  EXPECT_TRUE(Exists("a"));
+  std::optional<Result<ObjectList<Pod>>> list;
+  api_.pods().List("default", ListOptions{}, [&](Result<ObjectList<Pod>> l) { list.emplace(std::move(l)); });
+  loop_.RunFor(milliseconds(1));
+  ASSERT_TRUE(list.has_value() && list->ok());
+  EXPECT_EQ(list->value().items.size(), 1u);
+  EXPECT_EQ(api_.counters().calls[static_cast<int>(Verb::kCreate)], 1u);
+  EXPECT_EQ(api_.counters().calls[static_cast<int>(Verb::kList)], 1u);
+  EXPECT_EQ(api_.counters().calls_total(), 2u);
+  EXPECT_EQ(api_.counters().errors_injected, 0u);
+}
+
+TEST_F(FaultyApiClientTest, LatencyDelaysTheCallWithinTheRange) {
+  api_.SetLatency(Verb::kCreate, milliseconds(100), milliseconds(200));
+  const TimePoint start = loop_.Now();
+  std::optional<TimePoint> replied;
+  api_.pods().Create("default", MakePod("slow"), [&](Result<PodPtr> r) {
+    EXPECT_TRUE(r.ok());
+    replied = loop_.Now();
+  });
+  loop_.RunFor(milliseconds(99));
+  EXPECT_FALSE(Exists("slow"));  // not yet at the server
+  loop_.RunFor(seconds(1));
+  ASSERT_TRUE(replied.has_value());
+  EXPECT_GE(*replied - start, milliseconds(100));
+  EXPECT_LE(*replied - start, milliseconds(200));
+}
+
+TEST_F(FaultyApiClientTest, InjectedErrorsAreNotApplied) {
+  api_.SetErrorRate(Verb::kCreate, 1.0);
+  auto r = CreateVia("e");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status().code(), Code::kUnavailable);
+  EXPECT_FALSE(Exists("e"));
+  EXPECT_EQ(api_.counters().errors_injected, 1u);
+  // Other verbs are unaffected.
+  std::optional<Result<PodPtr>> get;
+  api_.pods().Get("default", "e", [&](Result<PodPtr> g) { get.emplace(std::move(g)); });
+  loop_.RunFor(milliseconds(1));
+  ASSERT_TRUE(get.has_value());
+  EXPECT_EQ(get->status().code(), Code::kNotFound);
+}
+
+TEST_F(FaultyApiClientTest, TimeoutsHaveUnknownOutcomeAndArriveAfterTheTimeout) {
+  api_.SetTimeoutRate(Verb::kCreate, 1.0);
+  api_.set_timeout(seconds(3));
+  int timeouts = 0;
+  for (int i = 0; i < 20; ++i) {
+    api_.pods().Create("default", MakePod("t" + std::to_string(i)), [&](Result<PodPtr> r) {
+      EXPECT_EQ(r.status().code(), Code::kTimeout);
+      ++timeouts;
+    });
+  }
+  loop_.RunFor(milliseconds(2999));
+  EXPECT_EQ(timeouts, 0);
+  loop_.RunFor(milliseconds(1));
+  EXPECT_EQ(timeouts, 20);
+  int applied = 0;
+  for (int i = 0; i < 20; ++i) applied += Exists("t" + std::to_string(i));
+  EXPECT_GT(applied, 0);
+  EXPECT_LT(applied, 20);
+  EXPECT_EQ(api_.counters().timeouts_injected, 20u);
+}
+
+TEST_F(FaultyApiClientTest, FaultsSwitchOffAtTheirEndTime) {
+  api_.SetErrorRateAll(1.0, loop_.Now() + seconds(10));
+  auto during = CreateVia("x", seconds(11));
+  ASSERT_TRUE(during.has_value());
+  EXPECT_EQ(during->status().code(), Code::kUnavailable);
+  auto after = CreateVia("x");
+  ASSERT_TRUE(after.has_value());
+  EXPECT_TRUE(after->ok());
+}
+
+TEST_F(FaultyApiClientTest, PartitionTimesOutEveryCallAndEndsWatches) {
+  std::vector<ApiWatchEvent<Pod>> events;
+  auto watch = api_.pods().Watch("default", ListOptions{}, "",
+                                 [&](const ApiWatchEvent<Pod>& ev) { events.push_back(ev); });
+  loop_.RunFor(milliseconds(1));
+  ASSERT_EQ(api_.active_watches(), 1);
+  api_.SetPartitioned(true, loop_.Now() + seconds(30));
+  loop_.RunFor(milliseconds(1));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, ApiWatchEvent<Pod>::Type::kError);
+  EXPECT_EQ(events[0].error.code(), Code::kUnavailable);
+  EXPECT_EQ(api_.active_watches(), 0);
+  EXPECT_TRUE(api_.partitioned());
+
+  auto r = CreateVia("p", seconds(2));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status().code(), Code::kTimeout);
+  EXPECT_FALSE(Exists("p"));
+  // A watch started during the partition fails too.
+  std::vector<ApiWatchEvent<Pod>> events2;
+  auto watch2 = api_.pods().Watch("default", ListOptions{}, "",
+                                  [&](const ApiWatchEvent<Pod>& ev) { events2.push_back(ev); });
+  loop_.RunFor(seconds(2));
+  ASSERT_EQ(events2.size(), 1u);
+  EXPECT_EQ(events2[0].type, ApiWatchEvent<Pod>::Type::kError);
+
+  loop_.RunFor(seconds(30));
+  EXPECT_FALSE(api_.partitioned());
+  auto healed = CreateVia("p");
+  ASSERT_TRUE(healed.has_value());
+  EXPECT_TRUE(healed->ok());
+}
+
+TEST_F(FaultyApiClientTest, WatchDelayKeepsOrder) {
+  api_.SetWatchDelay(milliseconds(0), milliseconds(100));
+  std::vector<std::string> seen;
+  auto watch = api_.pods().Watch("default", ListOptions{}, "", [&](const ApiWatchEvent<Pod>& ev) {
+    ASSERT_EQ(ev.type, ApiWatchEvent<Pod>::Type::kAdded);
+    seen.push_back(ev.object->metadata.name);
+  });
+  loop_.RunFor(milliseconds(1));
+  std::vector<std::string> created;
+  for (int i = 0; i < 50; ++i) {
+    created.push_back("w" + std::to_string(i));
+    ASSERT_TRUE(registry_.pods().Create("default", MakePod(created.back())).ok());
+    loop_.RunFor(milliseconds(3));  // shorter than the delays, so draws overlap
+  }
+  loop_.RunFor(seconds(1));
+  EXPECT_EQ(seen, created);
+}
+
+TEST_F(FaultyApiClientTest, DroppedWatchEndsWithUnavailableAndDeliversNothingMore) {
+  std::vector<ApiWatchEvent<Pod>> events;
+  auto watch = api_.pods().Watch("default", ListOptions{}, "",
+                                 [&](const ApiWatchEvent<Pod>& ev) { events.push_back(ev); });
+  loop_.RunFor(milliseconds(1));
+  ASSERT_TRUE(registry_.pods().Create("default", MakePod("one")).ok());
+  loop_.RunFor(milliseconds(1));
+  api_.DropWatches();
+  ASSERT_TRUE(registry_.pods().Create("default", MakePod("two")).ok());
+  loop_.RunFor(seconds(1));
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].type, ApiWatchEvent<Pod>::Type::kAdded);
+  EXPECT_EQ(events[1].type, ApiWatchEvent<Pod>::Type::kError);
+  EXPECT_EQ(events[1].error.code(), Code::kUnavailable);
+  EXPECT_EQ(api_.counters().watches_dropped, 1u);
+}
+
+TEST_F(FaultyApiClientTest, StaleLagDelaysListsAndWatchEvents) {
+  api_.SetStaleLag(seconds(2));
+  std::optional<TimePoint> watched;
+  auto watch = api_.pods().Watch("default", ListOptions{}, "", [&](const ApiWatchEvent<Pod>& ev) {
+    if (ev.type == ApiWatchEvent<Pod>::Type::kAdded) watched = loop_.Now();
+  });
+  loop_.RunFor(milliseconds(1));
+  const TimePoint created_at = loop_.Now();
+  ASSERT_TRUE(registry_.pods().Create("default", MakePod("s")).ok());
+  std::optional<size_t> listed;
+  api_.pods().List("default", ListOptions{}, [&](Result<ObjectList<Pod>> l) {
+    ASSERT_TRUE(l.ok());
+    listed = l.value().items.size();
+  });
+  loop_.RunFor(milliseconds(1));  // served now
+  // A pod created after the list was served is not in it, even though the reply arrives later.
+  ASSERT_TRUE(registry_.pods().Create("default", MakePod("s2")).ok());
+  loop_.RunFor(milliseconds(1998));
+  EXPECT_FALSE(listed.has_value());
+  EXPECT_FALSE(watched.has_value());
+  loop_.RunFor(milliseconds(2));
+  ASSERT_TRUE(listed.has_value());
+  EXPECT_EQ(*listed, 1u);
+  ASSERT_TRUE(watched.has_value());
+  EXPECT_GE(*watched - created_at, seconds(2));
+}
+
+TEST_F(FaultyApiClientTest, DestroyedWatchDeliversNothing) {
+  api_.SetWatchDelay(milliseconds(50), milliseconds(50));
+  int events = 0;
+  auto watch = api_.pods().Watch("default", ListOptions{}, "", [&](const ApiWatchEvent<Pod>&) { ++events; });
+  loop_.RunFor(milliseconds(1));
+  ASSERT_TRUE(registry_.pods().Create("default", MakePod("d")).ok());
+  loop_.RunFor(milliseconds(10));  // the event is queued, not yet delivered
+  watch.reset();
+  loop_.RunFor(seconds(1));
+  EXPECT_EQ(events, 0);
+  EXPECT_EQ(api_.active_watches(), 0);
+}
+
+TEST_F(FaultyApiClientTest, AbandonPendingDropsPendingRepliesAndUnsentCalls) {
+  api_.SetStaleLag(seconds(1));
+  api_.SetLatency(Verb::kCreate, milliseconds(100), milliseconds(100));
+  bool listed = false;
+  bool created = false;
+  api_.pods().List("default", ListOptions{}, [&](Result<ObjectList<Pod>>) { listed = true; });
+  loop_.RunFor(milliseconds(10));  // the list was served; its reply waits out the lag
+  api_.pods().Create("default", MakePod("unsent"), [&](Result<PodPtr>) { created = true; });
+  api_.AbandonPending();
+  loop_.RunFor(seconds(2));
+  EXPECT_FALSE(listed);
+  EXPECT_FALSE(created);
+  EXPECT_FALSE(Exists("unsent"));  // still waiting out its latency when the caller crashed
+  // New calls work normally.
+  auto r = CreateVia("next");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->ok());
+}
+
+TEST(FaultyApiClientDeterminismTest, SameSeedSameOutcomes) {
+  auto run = [](uint64_t seed) {
+    SimLoop loop;
+    MemStore store(&loop, &loop);
+    Mt19937Rng registry_rng(1);
+    Registry registry(&store, &loop, &registry_rng);
+    InProcessApiClient inner(&registry, &loop);
+    Mt19937Rng rng(seed);
+    FaultyApiClient api(&inner, &loop, &loop, &rng);
+    api.SetErrorRateAll(0.3);
+    api.SetTimeoutRateAll(0.3);
+    api.SetLatencyAll(milliseconds(1), milliseconds(50));
+    std::string outcomes;
+    for (int i = 0; i < 64; ++i) {
+      api.pods().Create("default", MakePod("p" + std::to_string(i)), [&outcomes, i](Result<PodPtr> r) {
+        outcomes += std::to_string(i) + ":" + CodeName(r.status().code()) + ",";
+      });
+    }
+    loop.RunFor(seconds(5));
+    return outcomes;
+  };
+  EXPECT_EQ(run(9), run(9));
+  EXPECT_NE(run(9), run(10));
+}
+
+}  // namespace
+}  // namespace rcsim
