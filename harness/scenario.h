@@ -172,8 +172,9 @@ struct Scenario {
   std::vector<ScenarioEvent> events;  // in file order; the runner fires them by `at`, ties in file order
   std::vector<Expectation> expect;
 
-  // Longest `within` of the converged expectations, or manager.resync if there is none: the quiet
-  // period after which a settled world ends the run early.
+  // The longer of the manager's resync period and the longest `within` of the converged
+  // expectations: a settled world quiet for this long ends the run early (a resync would have woken
+  // any controller with work left).
   Duration QuietPeriod() const;
   // Earliest time at which the run may end early: every event settled, every `after` passed.
   Duration SettleTime() const;
@@ -185,6 +186,9 @@ Result<Scenario> ParseScenario(const nlohmann::json& doc, std::string_view file)
 Result<Scenario> ParseScenarioText(std::string_view text, std::string_view file);
 // Reads and parses a file (unreadable file: "<file>: cannot read: ...").
 Result<Scenario> LoadScenarioFile(const std::string& path);
+
+// The scenario-file name of an API verb ("get", "list", ..., "delete"); the same names as the API's.
+const char* VerbKey(Verb verb);
 
 // Escapes one reference token for a JSON pointer (RFC 6901: "~" -> "~0", "/" -> "~1").
 std::string EscapePointerToken(std::string_view token);

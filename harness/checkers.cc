@@ -1,0 +1,178 @@
+#include "harness/checkers.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "engine/api_client.h"
+#include "engine/labels.h"
+#include "harness/duration.h"
+#include "registry/registry.h"
+
+namespace rcsim {
+namespace {
+
+using nlohmann::json;
+
+std::string NamespaceOf(const Scenario& s, const std::string& name) {
+  for (const ControllerConfig& c : s.controllers) {
+    if (c.name == name) return c.namespace_;
+  }
+  for (const ScenarioEvent& e : s.events) {
+    if (const auto* c = std::get_if<CreateControllerAction>(&e.action); c && c->controller.name == name) {
+      return c->controller.namespace_;
+    }
+  }
+  return "default";
+}
+
+std::string Seconds(Duration d) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3fs", ToSeconds(d));
+  return buf;
+}
+
+// Seconds rounded to the microsecond, so that reports print stable numbers.
+double RoundedSeconds(Duration d) {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(d).count()) / 1e6;
+}
+
+ExpectationOutcome CheckConverged(const ConvergedExpect& c, const Scenario& s, const WorldMonitor& monitor) {
+  ExpectationOutcome o;
+  const WorldMonitor::Tracked* t = monitor.Find(NamespaceOf(s, c.controller), c.controller);
+  std::optional<Duration> at = t ? FirstConvergedAt(t->series, c.after) : std::nullopt;
+  if (!at) {
+    o.passed = false;
+    o.measured = nullptr;
+    o.detail = "never converged after " + FormatScenarioDuration(c.after) + " (run ended at " +
+               Seconds(monitor.Elapsed()) + ", limit " + FormatScenarioDuration(c.within) + ")";
+    return o;
+  }
+  Duration took = *at - c.after;
+  o.passed = took <= c.within;
+  o.measured = RoundedSeconds(took);
+  o.detail = "converged " + Seconds(took) + " after " + FormatScenarioDuration(c.after) + " (limit " +
+             FormatScenarioDuration(c.within) + ")";
+  return o;
+}
+
+ExpectationOutcome CheckNeverAbove(const NeverAboveExpect& c, const Scenario& s, const WorldMonitor& monitor) {
+  ExpectationOutcome o;
+  const WorldMonitor::Tracked* t = monitor.Find(NamespaceOf(s, c.controller), c.controller);
+  int32_t peak = t ? t->peak_active : 0;
+  o.passed = peak <= c.active;
+  o.measured = peak;
+  o.detail = "peak " + std::to_string(peak) + " active";
+  if (t && peak > 0) o.detail += " at " + Seconds(t->peak_at);
+  o.detail += " (bound " + std::to_string(c.active) + ")";
+  return o;
+}
+
+ExpectationOutcome CheckFinal(const FinalExpect& c, const Scenario& s, SimWorld& world) {
+  ExpectationOutcome o;
+  SimWorld::ControllerView v = world.View(NamespaceOf(s, c.controller), c.controller);
+  o.measured = json{{"running", v.running}, {"replicas_status", v.status.replicas}, {"desired", v.desired}};
+  int32_t want_running = c.running.value_or(v.desired);
+  bool check_running = c.running.has_value() || !c.replicas_status.has_value();
+  o.passed = true;
+  o.detail = "running " + std::to_string(v.running);
+  if (check_running) {
+    o.passed = o.passed && v.running == want_running;
+    o.detail += " (want " + std::to_string(want_running) + ")";
+  }
+  if (c.replicas_status) {
+    o.passed = o.passed && v.status.replicas == *c.replicas_status;
+    o.detail += ", status.replicas " + std::to_string(v.status.replicas) + " (want " +
+                std::to_string(*c.replicas_status) + ")";
+  }
+  return o;
+}
+
+ExpectationOutcome CheckApiCalls(const ApiCallsExpect& c, SimWorld& world) {
+  ExpectationOutcome o;
+  const ApiFaultCounters& counters = world.manager_api().counters();
+  uint64_t calls = c.verb ? counters.calls[static_cast<int>(*c.verb)] : counters.calls_total();
+  o.passed = calls <= static_cast<uint64_t>(c.at_most);
+  o.measured = calls;
+  o.detail = std::to_string(calls) + " " + (c.verb ? std::string(VerbKey(*c.verb)) + " " : "") +
+             "calls (at most " + std::to_string(c.at_most) + ")";
+  return o;
+}
+
+ExpectationOutcome CheckStatusMatches(const StatusMatchesExpect& c, const Scenario& s, SimWorld& world) {
+  ExpectationOutcome o;
+  std::string ns = NamespaceOf(s, c.controller);
+  Result<ControllerPtr> rc = world.registry().controllers().Get(ns, c.controller);
+  if (!rc.ok()) {
+    o.passed = false;
+    o.measured = nullptr;
+    o.detail = "controller " + ns + "/" + c.controller + " does not exist at the end";
+    return o;
+  }
+  const ReplicationController& ctl = **rc;
+  TimePoint now = world.loop().Now();
+  ReplicationControllerStatus want;
+  const Labels* template_labels = ctl.spec.template_ ? &ctl.spec.template_->metadata.labels : nullptr;
+  for (const std::string& key : world.PodsOf(ns, c.controller)) {
+    std::size_t slash = key.find('/');
+    PodPtr pod = world.GetPod(key.substr(0, slash), key.substr(slash + 1));
+    if (!pod || !IsActive(*pod)) continue;
+    ++want.replicas;
+    if (template_labels && SelectorMapMatches(*template_labels, pod->metadata.labels)) ++want.fully_labeled_replicas;
+    if (IsReady(*pod)) ++want.ready_replicas;
+    if (IsAvailable(*pod, ctl.spec.min_ready_seconds, now)) ++want.available_replicas;
+  }
+  want.observed_generation = ctl.metadata.generation;
+  const ReplicationControllerStatus& got = ctl.status;
+  auto to_json = [](const ReplicationControllerStatus& st) {
+    return json{{"replicas", st.replicas},
+                {"fullyLabeledReplicas", st.fully_labeled_replicas},
+                {"readyReplicas", st.ready_replicas},
+                {"availableReplicas", st.available_replicas},
+                {"observedGeneration", st.observed_generation}};
+  };
+  o.passed = got == want;
+  o.measured = json{{"status", to_json(got)}, {"observed", to_json(want)}};
+  if (o.passed) {
+    o.detail = "status matches (replicas " + std::to_string(got.replicas) + ", ready " +
+               std::to_string(got.ready_replicas) + ", generation " + std::to_string(got.observed_generation) + ")";
+  } else {
+    o.detail = "status " + to_json(got).dump() + " but observed " + to_json(want).dump();
+  }
+  return o;
+}
+
+}  // namespace
+
+std::optional<Duration> FirstConvergedAt(const std::vector<SeriesPoint>& series, Duration after) {
+  auto it = std::upper_bound(series.begin(), series.end(), after,
+                             [](Duration t, const SeriesPoint& p) { return t < p.t; });
+  if (it != series.begin()) {
+    const SeriesPoint& at = *(it - 1);
+    if (at.running == at.desired) return after;
+  }
+  for (; it != series.end(); ++it) {
+    if (it->running == it->desired) return it->t;
+  }
+  return std::nullopt;
+}
+
+ExpectationOutcome CheckExpectation(const Expectation& e, const Scenario& s, const WorldMonitor& monitor,
+                                    SimWorld& world) {
+  ExpectationOutcome o;
+  if (const auto* c = std::get_if<ConvergedExpect>(&e.spec)) {
+    o = CheckConverged(*c, s, monitor);
+  } else if (const auto* n = std::get_if<NeverAboveExpect>(&e.spec)) {
+    o = CheckNeverAbove(*n, s, monitor);
+  } else if (const auto* f = std::get_if<FinalExpect>(&e.spec)) {
+    o = CheckFinal(*f, s, world);
+  } else if (const auto* a = std::get_if<ApiCallsExpect>(&e.spec)) {
+    o = CheckApiCalls(*a, world);
+  } else if (const auto* m = std::get_if<StatusMatchesExpect>(&e.spec)) {
+    o = CheckStatusMatches(*m, s, world);
+  }
+  o.kind = e.kind;
+  o.text = e.text;
+  return o;
+}
+
+}  // namespace rcsim

@@ -1,0 +1,316 @@
+#include "harness/event_injector.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "engine/labels.h"
+#include "fakes/faulty_store.h"
+#include "harness/duration.h"
+#include "registry/registry.h"
+
+namespace rcsim {
+namespace {
+
+constexpr Verb kAllVerbs[] = {Verb::kGet,    Verb::kList,  Verb::kWatch, Verb::kCreate,
+                              Verb::kUpdate, Verb::kPatch, Verb::kDelete};
+
+// Picks k of n indices with the scenario's Rng (partial Fisher-Yates), returned in ascending order so
+// that the actions and their trace lines come in key order.
+std::vector<std::size_t> Choose(std::size_t n, std::size_t k, Rng& rng) {
+  std::vector<std::size_t> idx(n);
+  for (std::size_t i = 0; i < n; ++i) idx[i] = i;
+  k = std::min(k, n);
+  for (std::size_t i = 0; i < k; ++i) {
+    std::size_t j = i + static_cast<std::size_t>(rng.Below(n - i));
+    std::swap(idx[i], idx[j]);
+  }
+  idx.resize(k);
+  std::sort(idx.begin(), idx.end());
+  return idx;
+}
+
+}  // namespace
+
+ReplicationController ControllerFromConfig(const ControllerConfig& config) {
+  ReplicationController rc;
+  rc.metadata.name = config.name;
+  rc.metadata.namespace_ = config.namespace_;
+  rc.spec.replicas = config.replicas;
+  rc.spec.selector = config.selector;
+  rc.spec.template_ = config.template_;
+  return rc;
+}
+
+void AddMetrics(ManagerMetrics* a, const ManagerMetrics& b) {
+  a->syncs += b.syncs;
+  a->sync_errors += b.sync_errors;
+  a->creates += b.creates;
+  a->create_errors += b.create_errors;
+  a->deletes += b.deletes;
+  a->delete_errors += b.delete_errors;
+  a->adoptions += b.adoptions;
+  a->releases += b.releases;
+  a->status_updates += b.status_updates;
+  a->relists += b.relists;
+  a->malformed_objects += b.malformed_objects;
+  a->requeues += b.requeues;
+}
+
+EventInjector::EventInjector(SimWorld* world, const ClusterConfig& cluster, ManagerMetrics* retired_metrics)
+    : world_(world), cluster_(cluster), retired_metrics_(retired_metrics) {}
+
+void EventInjector::Trace(const std::string& event) { world_->trace().Record("scenario", event); }
+
+std::string EventInjector::NamespaceOf(const std::string& name) const {
+  auto it = namespaces_.find(name);
+  return it == namespaces_.end() ? "default" : it->second;
+}
+
+Status EventInjector::CreateController(const ControllerConfig& config) {
+  namespaces_[config.name] = config.namespace_;
+  Result<ControllerPtr> r =
+      world_->registry().controllers().Create(config.namespace_, ControllerFromConfig(config));
+  Trace("create_controller " + config.namespace_ + "/" + config.name + " replicas=" +
+        std::to_string(config.replicas) + (r.ok() ? "" : " failed: " + r.status().ToString()));
+  return r.status();
+}
+
+Status EventInjector::Fire(const ScenarioEvent& event) {
+  Trace("event " + event.text);
+  const EventAction& a = event.action;
+  if (const auto* k = std::get_if<KillPodsAction>(&a)) return FireKill(k->target, false);
+  if (const auto* d = std::get_if<DeletePodsAction>(&a)) return FireKill(d->target, true);
+  if (const auto* s = std::get_if<ScaleAction>(&a)) {
+    UpdateControllerAction u;
+    u.controller = s->controller;
+    u.replicas = s->replicas;
+    return FireUpdate(s->controller, u);
+  }
+  if (const auto* u = std::get_if<UpdateControllerAction>(&a)) return FireUpdate(u->controller, *u);
+  if (const auto* c = std::get_if<CreateControllerAction>(&a)) return CreateController(c->controller);
+  if (const auto* d = std::get_if<DeleteControllerAction>(&a)) return FireDeleteController(*d);
+  if (const auto* f = std::get_if<FailNodeAction>(&a)) return FireFailNode(*f);
+  if (const auto* f = std::get_if<ApiFaultsAction>(&a)) {
+    FireApiFaults(*f);
+  } else if (const auto* w = std::get_if<WatchFaultsAction>(&a)) {
+    FireWatchFaults(*w);
+  } else if (const auto* s = std::get_if<StaleReadsAction>(&a)) {
+    FireStaleReads(*s);
+  } else if (const auto* r = std::get_if<RestartManagerAction>(&a)) {
+    FireRestart(*r);
+  } else if (const auto* p = std::get_if<PartitionManagerAction>(&a)) {
+    FirePartition(*p);
+  }
+  return Status::Ok();
+}
+
+Status EventInjector::FireKill(const PodTarget& target, bool delete_pods) {
+  ListOptions opts;
+  opts.label_selector = LabelSelector::FromMap(target.selector);
+  Result<ObjectList<Pod>> list = world_->registry().pods().List(target.namespace_, opts);
+  if (!list.ok()) return list.status();
+  std::vector<PodPtr> active;
+  for (const PodPtr& p : list->items) {
+    if (IsActive(*p)) active.push_back(p);
+  }
+  std::size_t k = 0;
+  switch (target.mode) {
+    case PodTarget::Mode::kCount:
+      k = static_cast<std::size_t>(target.count);
+      break;
+    case PodTarget::Mode::kFraction:
+      k = static_cast<std::size_t>(std::llround(target.fraction * static_cast<double>(active.size())));
+      break;
+    case PodTarget::Mode::kAll:
+      k = active.size();
+      break;
+  }
+  const char* verb = delete_pods ? "delete_pod " : "kill_pod ";
+  Status first_error;
+  for (std::size_t i : Choose(active.size(), k, world_->rng())) {
+    const Pod& pod = *active[i];
+    Trace(verb + KeyOf(pod.metadata));
+    if (delete_pods) {
+      Result<PodPtr> r = world_->registry().pods().Delete(pod.metadata.namespace_, pod.metadata.name, {});
+      if (!r.ok() && r.status().code() != Code::kNotFound && first_error.ok()) first_error = r.status();
+    } else {
+      world_->nodes().KillPod(pod.metadata.namespace_, pod.metadata.name);
+    }
+  }
+  return first_error;
+}
+
+Status EventInjector::FireUpdate(const std::string& name, const UpdateControllerAction& a) {
+  Result<ControllerPtr> r = world_->registry().controllers().GuaranteedUpdate(
+      NamespaceOf(name), name, "",
+      [&](const ReplicationController& stored) -> Result<std::shared_ptr<ReplicationController>> {
+        auto rc = std::make_shared<ReplicationController>(stored);
+        if (a.replicas) rc->spec.replicas = *a.replicas;
+        if (a.selector) rc->spec.selector = *a.selector;
+        if (a.template_) rc->spec.template_ = *a.template_;
+        return rc;
+      });
+  if (!r.ok()) Trace("update_controller " + name + " failed: " + r.status().ToString());
+  return r.status();
+}
+
+Status EventInjector::FireDeleteController(const DeleteControllerAction& a) {
+  std::string ns = NamespaceOf(a.controller);
+  auto& controllers = world_->registry().controllers();
+  auto& pods = world_->registry().pods();
+  Result<ControllerPtr> rc = controllers.Get(ns, a.controller);
+  if (!rc.ok()) return rc.status();
+  const std::string uid = (*rc)->metadata.uid;
+  Result<ObjectList<Pod>> list = pods.List(ns, ListOptions{});
+  if (!list.ok()) return list.status();
+  std::vector<PodPtr> dependents;
+  for (const PodPtr& p : list->items) {
+    const OwnerReference* ref = p->metadata.ControllerRef();
+    if (ref != nullptr && ref->uid == uid) dependents.push_back(p);
+  }
+  if (!a.cascade) {
+    // Orphan the dependents first, as Kubernetes' orphan finalizer does.
+    for (const PodPtr& p : dependents) {
+      Result<PodPtr> r = pods.GuaranteedUpdate(
+          ns, p->metadata.name, "", [&](const Pod& stored) -> Result<std::shared_ptr<Pod>> {
+            auto pod = std::make_shared<Pod>(stored);
+            auto& refs = pod->metadata.owner_references;
+            refs.erase(std::remove_if(refs.begin(), refs.end(),
+                                      [&](const OwnerReference& o) { return o.uid == uid; }),
+                       refs.end());
+            return pod;
+          });
+      if (!r.ok() && r.status().code() != Code::kNotFound) return r.status();
+    }
+  }
+  Result<ControllerPtr> del = controllers.Delete(ns, a.controller, DeleteOptions{uid, ""});
+  if (!del.ok()) return del.status();
+  if (a.cascade) {
+    // Background cascading deletion: the dependents go after their owner.
+    for (const PodPtr& p : dependents) {
+      Result<PodPtr> r = pods.Delete(ns, p->metadata.name, DeleteOptions{p->metadata.uid, ""});
+      if (!r.ok() && r.status().code() != Code::kNotFound && r.status().code() != Code::kConflict) {
+        return r.status();
+      }
+    }
+  }
+  Trace("delete_controller " + ns + "/" + a.controller + " dependents=" + std::to_string(dependents.size()) +
+        (a.cascade ? " deleted" : " orphaned"));
+  return Status::Ok();
+}
+
+Status EventInjector::FireFailNode(const FailNodeAction& a) {
+  std::vector<std::string> targets;
+  if (a.node) {
+    targets.push_back(*a.node);
+  } else {
+    std::vector<std::string> ready;
+    for (const std::string& n : world_->nodes().node_names()) {
+      if (world_->nodes().node_ready(n)) ready.push_back(n);
+    }
+    for (std::size_t i : Choose(ready.size(), static_cast<std::size_t>(a.count), world_->rng())) {
+      targets.push_back(ready[i]);
+    }
+  }
+  Status first_error;
+  for (const std::string& node : targets) {
+    Trace("fail_node " + node);
+    Status s = world_->nodes().FailNode(node);
+    if (!s.ok() && first_error.ok()) first_error = s;
+    if (a.for_) {
+      world_->loop().Schedule(*a.for_, [this, node] {
+        Trace("recover_node " + node);
+        world_->nodes().RecoverNode(node).IgnoreError();
+      });
+    }
+  }
+  return first_error;
+}
+
+void EventInjector::FireApiFaults(const ApiFaultsAction& a) {
+  FaultyApiClient& api = world_->manager_api();
+  TimePoint until = world_->loop().Now() + a.for_;
+  std::vector<Verb> verbs = a.verbs;
+  if (verbs.empty()) verbs.assign(std::begin(kAllVerbs), std::end(kAllVerbs));
+  for (Verb v : verbs) {
+    if (a.error_rate > 0) api.SetErrorRate(v, a.error_rate, until);
+    if (a.timeout_rate > 0) api.SetTimeoutRate(v, a.timeout_rate, until);
+    if (a.latency) {
+      api.SetLatency(v, a.latency->min, a.latency->max);
+      // Back to the cluster's baseline (not zero) when the window ends, unless a later window set it.
+      int gen = ++latency_gen_[static_cast<int>(v)];
+      world_->loop().Schedule(a.for_, [this, v, gen] {
+        if (latency_gen_[static_cast<int>(v)] != gen) return;
+        world_->manager_api().SetLatency(v, cluster_.api_latency.min, cluster_.api_latency.max);
+      });
+    }
+  }
+}
+
+void EventInjector::FireWatchFaults(const WatchFaultsAction& a) {
+  FaultyApiClient& api = world_->manager_api();
+  FaultyStore& store = world_->manager_store();
+  if (a.compact) {
+    Result<int64_t> rev = store.ForceCompaction();
+    Trace("compact " + (rev.ok() ? std::to_string(*rev) : rev.status().ToString()));
+  }
+  if (a.drop) {
+    api.DropWatches();
+    store.DropWatches();
+    store.set_reject_new_watches(true);
+    int gen = ++reject_gen_;
+    world_->loop().Schedule(a.for_, [this, gen] {
+      if (reject_gen_ == gen) world_->manager_store().set_reject_new_watches(false);
+    });
+    // The API connection flaps: watches re-established during the window break again every second.
+    for (Duration t = std::chrono::seconds(1); t < a.for_; t += std::chrono::seconds(1)) {
+      world_->loop().Schedule(t, [this] { world_->manager_api().DropWatches(); });
+    }
+  }
+  if (a.delay) {
+    api.SetWatchDelay(*a.delay, *a.delay);
+    store.set_watch_delay(*a.delay);
+    int gen = ++watch_delay_gen_;
+    world_->loop().Schedule(a.for_, [this, gen] {
+      if (watch_delay_gen_ != gen) return;
+      world_->manager_api().SetWatchDelay(cluster_.watch_latency.min, cluster_.watch_latency.max);
+      world_->manager_store().set_watch_delay(Duration::zero());
+    });
+  }
+}
+
+void EventInjector::FireStaleReads(const StaleReadsAction& a) {
+  world_->manager_api().SetStaleLag(a.lag, world_->loop().Now() + a.for_);
+  world_->manager_store().set_stale_read_lag(a.lag);
+  int gen = ++stale_gen_;
+  world_->loop().Schedule(a.for_, [this, gen] {
+    if (stale_gen_ == gen) world_->manager_store().set_stale_read_lag(Duration::zero());
+  });
+}
+
+void EventInjector::FireRestart(const RestartManagerAction& a) {
+  if (ReplicationManager* m = world_->manager()) AddMetrics(retired_metrics_, m->metrics());
+  world_->StopManager();
+  world_->loop().Schedule(a.down, [this] {
+    Trace("start_manager");
+    world_->StartManager();
+  });
+}
+
+void EventInjector::FirePartition(const PartitionManagerAction& a) {
+  world_->manager_api().SetPartitioned(true, world_->loop().Now() + a.for_);
+  FaultyStore& store = world_->manager_store();
+  store.set_error_rate(1.0);
+  store.set_reject_new_watches(true);
+  store.DropWatches();
+  int gen = ++partition_gen_;
+  ++reject_gen_;
+  int reject_gen = reject_gen_;
+  world_->loop().Schedule(a.for_, [this, gen, reject_gen] {
+    if (partition_gen_ == gen) world_->manager_store().set_error_rate(0.0);
+    if (reject_gen_ == reject_gen) world_->manager_store().set_reject_new_watches(false);
+  });
+}
+
+}  // namespace rcsim

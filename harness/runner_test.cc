@@ -1,0 +1,176 @@
+#include "harness/runner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness/checkers.h"
+
+namespace rcsim {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+
+Scenario Parse(const std::string& text) {
+  Result<Scenario> s = ParseScenarioText(text, "inline.json");
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? *s : Scenario{};
+}
+
+const char* kKillHalf = R"({
+  "name": "kill-half-web", "seed": 7, "duration": "10m",
+  "controllers": [{"name": "web", "replicas": 10}],
+  "events": [{"at": "30s", "kill_pods": {"selector": {"app": "web"}, "fraction": 0.5}}],
+  "expect": [
+    {"converged": {"controller": "web", "after": "0s", "within": "10s"}},
+    {"converged": {"controller": "web", "after": "30s", "within": "5s"}},
+    {"never_above": {"controller": "web", "active": 10}},
+    {"final": {"controller": "web", "running": 10}},
+    {"status_matches": {"controller": "web"}},
+    {"api_calls": {"verb": "create", "at_most": 40}}
+  ]})";
+
+std::string Describe(const RunResult& r) {
+  std::string out = r.error;
+  for (const ExpectationOutcome& o : r.expectations) {
+    out += "\n  " + std::string(o.passed ? "ok   " : "FAIL ") + o.text + ": " + o.detail;
+  }
+  return out;
+}
+
+RunOptions Verified() {
+  RunOptions o;
+  o.verify_counts = true;
+  return o;
+}
+
+TEST(RunnerTest, KillHalfReconverges) {
+  Scenario s = Parse(kKillHalf);
+  RunResult r = RunScenario(s, s.seed, Verified());
+  EXPECT_TRUE(r.passed) << Describe(r);
+  ASSERT_EQ(r.expectations.size(), 6u);
+  // Recovery after the kill takes at least one pod start (>= 500ms) and is measured, not zero.
+  ASSERT_TRUE(r.expectations[1].measured.is_number()) << Describe(r);
+  EXPECT_GE(r.expectations[1].measured.get<double>(), 0.5);
+  EXPECT_EQ(r.expectations[2].measured, 10);
+  EXPECT_EQ(r.end_reason, "quiet");
+  // Ends a quiet period (the 30s resync) after the last change, long before the 10m duration.
+  EXPECT_GE(r.virtual_time, seconds(60));
+  EXPECT_LT(r.virtual_time, seconds(70));
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0].at, seconds(30));
+  EXPECT_EQ(r.api_calls["create"], r.manager.creates + r.manager.create_errors);
+  EXPECT_GE(r.manager.creates, 15u);  // 10 at start, 5 after the kill
+  ASSERT_EQ(r.controllers.size(), 1u);
+  EXPECT_EQ(r.controllers[0].running, 10);
+  EXPECT_FALSE(r.totals.empty());
+  EXPECT_NE(r.trace_digest, 0u);
+}
+
+TEST(RunnerTest, SameSeedSameRunOtherSeedOtherTrace) {
+  Scenario s = Parse(kKillHalf);
+  RunResult a = RunScenario(s, 7);
+  RunResult b = RunScenario(s, 7);
+  RunResult c = RunScenario(s, 8);
+  EXPECT_EQ(a.trace_digest, b.trace_digest);
+  EXPECT_EQ(a.totals, b.totals);
+  EXPECT_EQ(a.virtual_time, b.virtual_time);
+  EXPECT_EQ(a.api_calls, b.api_calls);
+  EXPECT_NE(a.trace_digest, c.trace_digest);
+}
+
+TEST(RunnerTest, ViolatedBoundFailsWithMeasuredPeak) {
+  Scenario s = Parse(R"({"name": "too-tight", "controllers": [{"name": "web", "replicas": 6}],
+    "expect": [{"never_above": {"controller": "web", "active": 4}},
+               {"converged": {"controller": "web", "within": "1ms"}},
+               {"api_calls": {"at_most": 1}}]})");
+  RunResult r = RunScenario(s, 1);
+  EXPECT_FALSE(r.passed);
+  EXPECT_FALSE(r.expectations[0].passed);
+  EXPECT_EQ(r.expectations[0].measured, 6);
+  EXPECT_FALSE(r.expectations[1].passed);
+  EXPECT_TRUE(r.expectations[1].measured.is_number());  // measured even though it failed
+  EXPECT_FALSE(r.expectations[2].passed);
+  EXPECT_GT(r.expectations[2].measured.get<uint64_t>(), 1u);
+}
+
+TEST(RunnerTest, TraceKeptForReplay) {
+  Scenario s = Parse(kKillHalf);
+  RunOptions o;
+  o.keep_trace = true;
+  RunResult r = RunScenario(s, 7, o);
+  ASSERT_EQ(r.trace.size(), r.trace_lines);
+  bool saw_kill = false;
+  for (const std::string& line : r.trace) saw_kill = saw_kill || line.find("scenario kill_pod default/web-") != std::string::npos;
+  EXPECT_TRUE(saw_kill);
+  EXPECT_EQ(RunScenario(s, 7).trace_digest, r.trace_digest);
+}
+
+TEST(RunnerTest, EveryEventKindRuns) {
+  Scenario s = Parse(R"({
+    "name": "all-kinds", "duration": "5m",
+    "controllers": [{"name": "web", "replicas": 6}, {"name": "db", "replicas": 3}],
+    "events": [
+      {"at": "10s", "kill_pods": {"selector": {"app": "web"}, "count": 2}},
+      {"at": "15s", "delete_pods": {"selector": {"app": "db"}, "all": true}},
+      {"at": "20s", "scale": {"controller": "web", "replicas": 8}},
+      {"at": "25s", "update_controller": {"controller": "db", "replicas": 4}},
+      {"at": "30s", "create_controller": {"name": "api", "replicas": 2}},
+      {"at": "40s", "delete_controller": {"controller": "api"}},
+      {"at": "45s", "fail_node": {"count": 2, "for": "10s"}},
+      {"at": "60s", "api_faults": {"for": "5s", "error_rate": 0.3, "latency": {"min": "5ms", "max": "50ms"}}},
+      {"at": "70s", "watch_faults": {"for": "5s", "drop": true, "delay": "200ms", "compact": true}},
+      {"at": "80s", "stale_reads": {"for": "5s", "lag": "1s"}},
+      {"at": "90s", "restart_manager": {"down": "2s"}},
+      {"at": "100s", "partition_manager": {"for": "3s"}},
+      {"at": "110s", "scale": {"controller": "web", "replicas": 5}}
+    ],
+    "expect": [
+      {"final": {"controller": "web", "running": 5}},
+      {"final": {"controller": "db", "running": 4}},
+      {"final": {"controller": "api", "running": 0}},
+      {"status_matches": {"controller": "web"}},
+      {"status_matches": {"controller": "db"}},
+      {"never_above": {"controller": "web"}}
+    ]})");
+  RunResult r = RunScenario(s, 3, Verified());
+  EXPECT_TRUE(r.passed) << Describe(r);
+  EXPECT_EQ(r.events.size(), 13u);
+  EXPECT_EQ(r.manager_starts, 2);
+  EXPECT_GE(r.virtual_time, seconds(110));
+}
+
+TEST(RunnerTest, OrphansAreAdoptedAfterNonCascadingDelete) {
+  Scenario s = Parse(R"({
+    "name": "orphans", "controllers": [{"name": "web", "replicas": 4}],
+    "events": [
+      {"at": "10s", "delete_controller": {"controller": "web", "cascade": false}},
+      {"at": "20s", "create_controller": {"name": "web", "replicas": 4}}
+    ],
+    "expect": [{"final": {"controller": "web", "running": 4}},
+               {"never_above": {"controller": "web", "active": 4}},
+               {"api_calls": {"verb": "create", "at_most": 4}}]})");
+  RunResult r = RunScenario(s, 5, Verified());
+  EXPECT_TRUE(r.passed) << Describe(r);
+  EXPECT_GE(r.manager.adoptions, 4u);
+}
+
+TEST(FirstConvergedAtTest, UsesTheStateAtAfterThenLaterPoints) {
+  std::vector<SeriesPoint> series = {{seconds(0), 10, 0, 0}, {seconds(2), 10, 10, 10}, {seconds(30), 10, 5, 5},
+                                     {seconds(32), 10, 10, 10}};
+  EXPECT_EQ(FirstConvergedAt(series, seconds(0)), seconds(2));
+  EXPECT_EQ(FirstConvergedAt(series, seconds(10)), seconds(10));  // already converged at `after`
+  EXPECT_EQ(FirstConvergedAt(series, seconds(30)), seconds(32));
+  EXPECT_EQ(FirstConvergedAt(series, seconds(31)), seconds(32));
+  EXPECT_EQ(FirstConvergedAt({{seconds(0), 3, 1, 1}}, seconds(0)), std::nullopt);
+}
+
+TEST(ReplayCommandTest, QuotesOddPaths) {
+  EXPECT_EQ(ReplayCommand("scenarios/basic/a.json", 7), "rcsim replay scenarios/basic/a.json --seed 7");
+  EXPECT_EQ(ReplayCommand("my dir/it's.json", 1), "rcsim replay 'my dir/it'\\''s.json' --seed 1");
+}
+
+}  // namespace
+}  // namespace rcsim

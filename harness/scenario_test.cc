@@ -1,0 +1,328 @@
+#include "harness/scenario.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace rcsim {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+
+// The example of the scenario contract (issue 3), verbatim.
+const char* kExample = R"({
+  "name": "kill-half-web",
+  "description": "half of web dies; it must come back within 5s",
+  "seed": 7,
+  "tier": "fast",
+  "duration": "10m",
+  "cluster": {
+    "nodes": 10,
+    "pod_start_latency": {"min": "500ms", "max": "2s"},
+    "api_latency": {"min": "1ms", "max": "5ms"},
+    "watch_latency": {"min": "0ms", "max": "50ms"}
+  },
+  "manager": {"workers": 5, "resync": "30s", "burst_replicas": 500},
+  "controllers": [
+    {"name": "web", "namespace": "default", "replicas": 10, "selector": {"app": "web"},
+     "template": {"metadata": {"labels": {"app": "web"}},
+                  "spec": {"containers": [{"name": "web", "image": "nginx", "command": ["sleep", "3600"]}]}}}
+  ],
+  "events": [
+    {"at": "30s", "kill_pods": {"selector": {"app": "web"}, "fraction": 0.5}}
+  ],
+  "expect": [
+    {"converged": {"controller": "web", "after": "30s", "within": "5s"}},
+    {"never_above": {"controller": "web", "active": 10}},
+    {"final": {"controller": "web", "running": 10}}
+  ]
+})";
+
+json Minimal() {
+  return json::parse(R"({"name": "m", "controllers": [{"name": "web", "replicas": 3}],
+                         "expect": [{"final": {"controller": "web"}}]})");
+}
+
+// Parses `doc` and returns the error message ("" when it parsed).
+std::string ErrorOf(const json& doc) {
+  Result<Scenario> s = ParseScenario(doc, "t.json");
+  return s.ok() ? "" : s.status().message();
+}
+
+TEST(ScenarioTest, ParsesTheContractExample) {
+  Result<Scenario> r = ParseScenarioText(kExample, "example.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Scenario& s = *r;
+  EXPECT_EQ(s.name, "kill-half-web");
+  EXPECT_EQ(s.seed, 7u);
+  EXPECT_EQ(s.duration, minutes(10));
+  EXPECT_EQ(s.cluster.pod_start_latency.max, seconds(2));
+  ASSERT_EQ(s.controllers.size(), 1u);
+  EXPECT_EQ(s.controllers[0].replicas, 10);
+  EXPECT_EQ(s.controllers[0].template_.spec.containers[0].image, "nginx");
+  ASSERT_EQ(s.events.size(), 1u);
+  EXPECT_EQ(s.events[0].kind, "kill_pods");
+  const auto& kill = std::get<KillPodsAction>(s.events[0].action);
+  EXPECT_EQ(kill.target.mode, PodTarget::Mode::kFraction);
+  EXPECT_DOUBLE_EQ(kill.target.fraction, 0.5);
+  ASSERT_EQ(s.expect.size(), 3u);
+  EXPECT_EQ(std::get<ConvergedExpect>(s.expect[0].spec).within, seconds(5));
+  EXPECT_EQ(s.QuietPeriod(), seconds(30));  // resync 30s > within 5s
+  EXPECT_EQ(s.SettleTime(), seconds(30));
+}
+
+TEST(ScenarioTest, AppliesDocumentedDefaults) {
+  Result<Scenario> r = ParseScenario(Minimal(), "m.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Scenario& s = *r;
+  EXPECT_EQ(s.seed, 1u);
+  EXPECT_EQ(s.tier, "fast");
+  EXPECT_EQ(s.duration, minutes(10));
+  EXPECT_EQ(s.cluster.nodes, 10);
+  EXPECT_EQ(s.cluster.api_latency.min, milliseconds(1));
+  EXPECT_EQ(s.manager.workers, 5);
+  EXPECT_EQ(s.manager.resync, seconds(30));
+  EXPECT_EQ(s.manager.burst_replicas, 500);
+  const ControllerConfig& c = s.controllers[0];
+  EXPECT_EQ(c.namespace_, "default");
+  EXPECT_EQ(c.selector, (Labels{{"app", "web"}}));
+  EXPECT_EQ(c.template_.metadata.labels, c.selector);
+  ASSERT_EQ(c.template_.spec.containers.size(), 1u);
+  EXPECT_EQ(c.template_.spec.containers[0].name, "web");
+  EXPECT_TRUE(s.events.empty());
+  // No converged expectation: the quiet period is the resync period.
+  EXPECT_EQ(s.QuietPeriod(), seconds(30));
+}
+
+TEST(ScenarioTest, QuietPeriodIsTheLongerOfResyncAndWithin) {
+  json doc = Minimal();
+  doc["expect"] = json::parse(R"([{"converged": {"controller": "web", "within": "2m"}},
+                                  {"converged": {"controller": "web", "within": "5s"}}])");
+  Result<Scenario> r = ParseScenario(doc, "m.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->QuietPeriod(), minutes(2));
+}
+
+TEST(ScenarioTest, SelectorDefaultsToTemplateLabels) {
+  json doc = Minimal();
+  doc["controllers"][0]["template"] = {{"metadata", {{"labels", {{"tier", "fe"}}}}}};
+  Result<Scenario> r = ParseScenario(doc, "m.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->controllers[0].selector, (Labels{{"tier", "fe"}}));
+}
+
+TEST(ScenarioTest, NeverAboveDefaultsToHighestReplicasEver) {
+  json doc = Minimal();
+  doc["events"] = json::parse(R"([{"at": "20s", "scale": {"controller": "web", "replicas": 2}},
+                                  {"at": "10s", "scale": {"controller": "web", "replicas": 8}}])");
+  doc["expect"] = json::parse(R"([{"never_above": {"controller": "web"}}])");
+  Result<Scenario> r = ParseScenario(doc, "m.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(std::get<NeverAboveExpect>(r->expect[0].spec).active, 8);
+}
+
+TEST(ScenarioTest, ParsesEveryEventKind) {
+  json doc = Minimal();
+  doc["events"] = json::parse(R"([
+    {"at": "1s", "kill_pods": {"selector": {"app": "web"}, "count": 2}},
+    {"at": "2s", "delete_pods": {"all": true, "namespace": "default"}},
+    {"at": "3s", "scale": {"controller": "web", "replicas": 5}},
+    {"at": "4s", "update_controller": {"controller": "web", "replicas": 4}},
+    {"at": "5s", "create_controller": {"name": "api", "replicas": 2}},
+    {"at": "6s", "delete_controller": {"controller": "api", "cascade": false}},
+    {"at": "7s", "fail_node": {"node": "node-3", "for": "10s"}},
+    {"at": "8s", "api_faults": {"for": "5s", "error_rate": 0.5, "verbs": ["list", "create"],
+                                "latency": {"min": "10ms", "max": "20ms"}}},
+    {"at": "9s", "watch_faults": {"drop": true, "delay": "1s", "compact": true}},
+    {"at": "10s", "stale_reads": {"for": "20s", "lag": "2s"}},
+    {"at": "11s", "restart_manager": {"down": "3s"}},
+    {"at": "12s", "partition_manager": {"for": "4s"}}
+  ])");
+  Result<Scenario> r = ParseScenario(doc, "m.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->events.size(), 12u);
+  EXPECT_TRUE(std::holds_alternative<PartitionManagerAction>(r->events[11].action));
+  EXPECT_EQ(std::get<ApiFaultsAction>(r->events[7].action).verbs,
+            (std::vector<Verb>{Verb::kList, Verb::kCreate}));
+  EXPECT_EQ(r->events[6].settled_at, seconds(17));
+  EXPECT_EQ(r->events[9].settled_at, seconds(32));  // for + lag
+  EXPECT_EQ(r->SettleTime(), seconds(32));
+}
+
+TEST(ScenarioTest, ParsesEveryExpectationKind) {
+  json doc = Minimal();
+  doc["expect"] = json::parse(R"([
+    {"converged": {"controller": "web"}},
+    {"never_above": {"controller": "web", "active": 3}},
+    {"final": {"controller": "web", "running": 3, "replicas_status": 3}},
+    {"api_calls": {"verb": "create", "at_most": 10}},
+    {"api_calls": {"at_most": 100}},
+    {"status_matches": {"controller": "web"}}
+  ])");
+  Result<Scenario> r = ParseScenario(doc, "m.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(std::get<ConvergedExpect>(r->expect[0].spec).within, minutes(1));
+  EXPECT_EQ(std::get<ApiCallsExpect>(r->expect[3].spec).verb, Verb::kCreate);
+  EXPECT_FALSE(std::get<ApiCallsExpect>(r->expect[4].spec).verb.has_value());
+  EXPECT_EQ(r->expect[5].kind, "status_matches");
+}
+
+struct BadCase {
+  const char* what;
+  const char* pointer;  // expected JSON pointer in the message
+  std::function<void(json&)> mutate;
+};
+
+class BadInputTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadInputTest, RefusedWithPointer) {
+  json doc = Minimal();
+  doc["events"] = json::array();
+  GetParam().mutate(doc);
+  std::string err = ErrorOf(doc);
+  ASSERT_FALSE(err.empty()) << "accepted: " << GetParam().what;
+  EXPECT_THAT(err, HasSubstr(std::string("t.json: ") + GetParam().pointer + ": ")) << err;
+}
+
+json Ev(const char* text) { return json::parse(text); }
+
+INSTANTIATE_TEST_SUITE_P(
+    Scenario, BadInputTest,
+    ::testing::Values(
+        BadCase{"unknown top-level key", "/replicas", [](json& d) { d["replicas"] = 3; }},
+        BadCase{"unknown nested key", "/cluster/nodez", [](json& d) { d["cluster"] = {{"nodez", 3}}; }},
+        BadCase{"unknown controller key", "/controllers/0/image",
+                [](json& d) { d["controllers"][0]["image"] = "x"; }},
+        BadCase{"missing name", "/name", [](json& d) { d.erase("name"); }},
+        BadCase{"missing controllers", "/controllers", [](json& d) { d.erase("controllers"); }},
+        BadCase{"missing expect", "/expect", [](json& d) { d.erase("expect"); }},
+        BadCase{"name wrong type", "/name", [](json& d) { d["name"] = 5; }},
+        BadCase{"replicas wrong type", "/controllers/0/replicas",
+                [](json& d) { d["controllers"][0]["replicas"] = "3"; }},
+        BadCase{"replicas float", "/controllers/0/replicas",
+                [](json& d) { d["controllers"][0]["replicas"] = 2.5; }},
+        BadCase{"negative replicas", "/controllers/0/replicas",
+                [](json& d) { d["controllers"][0]["replicas"] = -1; }},
+        BadCase{"negative nodes", "/cluster/nodes", [](json& d) { d["cluster"] = {{"nodes", -2}}; }},
+        BadCase{"bad tier", "/tier", [](json& d) { d["tier"] = "medium"; }},
+        BadCase{"unparsable duration", "/duration", [](json& d) { d["duration"] = "10 minutes"; }},
+        BadCase{"duration without unit", "/manager/resync", [](json& d) { d["manager"] = {{"resync", "30"}}; }},
+        BadCase{"duration as number", "/events/0/at",
+                [](json& d) { d["events"].push_back(Ev(R"({"at": 30, "restart_manager": {}})")); }},
+        BadCase{"range max below min", "/cluster/api_latency/max",
+                [](json& d) { d["cluster"] = {{"api_latency", {{"min", "5ms"}, {"max", "1ms"}}}}; }},
+        BadCase{"fraction above 1", "/events/0/kill_pods/fraction",
+                [](json& d) { d["events"].push_back(Ev(R"({"kill_pods": {"fraction": 1.5}})")); }},
+        BadCase{"fraction negative", "/events/0/delete_pods/fraction",
+                [](json& d) { d["events"].push_back(Ev(R"({"delete_pods": {"fraction": -0.1}})")); }},
+        BadCase{"negative count", "/events/0/kill_pods/count",
+                [](json& d) { d["events"].push_back(Ev(R"({"kill_pods": {"count": -3}})")); }},
+        BadCase{"count and fraction", "/events/0/kill_pods/fraction",
+                [](json& d) { d["events"].push_back(Ev(R"({"kill_pods": {"count": 1, "fraction": 0.5}})")); }},
+        BadCase{"third event bad fraction", "/events/2/kill_pods/fraction",
+                [](json& d) {
+                  d["events"].push_back(Ev(R"({"restart_manager": {}})"));
+                  d["events"].push_back(Ev(R"({"restart_manager": {}})"));
+                  d["events"].push_back(Ev(R"({"kill_pods": {"fraction": 2}})"));
+                }},
+        BadCase{"event with no action", "/events/0",
+                [](json& d) { d["events"].push_back(Ev(R"({"at": "1s"})")); }},
+        BadCase{"event with two actions", "/events/0",
+                [](json& d) {
+                  d["events"].push_back(Ev(R"({"restart_manager": {}, "partition_manager": {"for": "1s"}})"));
+                }},
+        BadCase{"unknown event kind", "/events/0/explode",
+                [](json& d) { d["events"].push_back(Ev(R"({"explode": {}})")); }},
+        BadCase{"unknown controller in scale", "/events/0/scale/controller",
+                [](json& d) { d["events"].push_back(Ev(R"({"scale": {"controller": "db", "replicas": 1}})")); }},
+        BadCase{"unknown controller in delete", "/events/0/delete_controller/controller",
+                [](json& d) { d["events"].push_back(Ev(R"({"delete_controller": {"controller": "db"}})")); }},
+        BadCase{"scale after delete", "/events/1/scale/controller",
+                [](json& d) {
+                  d["events"].push_back(Ev(R"({"at": "1s", "delete_controller": {"controller": "web"}})"));
+                  d["events"].push_back(Ev(R"({"at": "2s", "scale": {"controller": "web", "replicas": 1}})"));
+                }},
+        BadCase{"unknown controller in expectation", "/expect/0/final/controller",
+                [](json& d) { d["expect"] = Ev(R"([{"final": {"controller": "db"}}])"); }},
+        BadCase{"scale without replicas", "/events/0/scale/replicas",
+                [](json& d) { d["events"].push_back(Ev(R"({"scale": {"controller": "web"}})")); }},
+        BadCase{"update with nothing", "/events/0/update_controller",
+                [](json& d) { d["events"].push_back(Ev(R"({"update_controller": {"controller": "web"}})")); }},
+        BadCase{"unknown node", "/events/0/fail_node/node",
+                [](json& d) { d["events"].push_back(Ev(R"({"fail_node": {"node": "node-99"}})")); }},
+        BadCase{"api_faults without for", "/events/0/api_faults/for",
+                [](json& d) { d["events"].push_back(Ev(R"({"api_faults": {"error_rate": 0.1}})")); }},
+        BadCase{"api_faults unknown verb", "/events/0/api_faults/verbs/1",
+                [](json& d) {
+                  d["events"].push_back(Ev(R"({"api_faults": {"for": "1s", "error_rate": 0.1, "verbs": ["list", "post"]}})"));
+                }},
+        BadCase{"api_faults error rate above 1", "/events/0/api_faults/error_rate",
+                [](json& d) { d["events"].push_back(Ev(R"({"api_faults": {"for": "1s", "error_rate": 3}})")); }},
+        BadCase{"watch_faults nothing", "/events/0/watch_faults",
+                [](json& d) { d["events"].push_back(Ev(R"({"watch_faults": {"for": "1s"}})")); }},
+        BadCase{"stale_reads bad lag", "/events/0/stale_reads/lag",
+                [](json& d) { d["events"].push_back(Ev(R"({"stale_reads": {"for": "1s", "lag": "soon"}})")); }},
+        BadCase{"event after duration", "/events/0/at",
+                [](json& d) {
+                  d["duration"] = "1m";
+                  d["events"].push_back(Ev(R"({"at": "2m", "restart_manager": {}})"));
+                }},
+        BadCase{"expectation with two kinds", "/expect/0",
+                [](json& d) {
+                  d["expect"] = Ev(R"([{"final": {"controller": "web"}, "status_matches": {"controller": "web"}}])");
+                }},
+        BadCase{"unknown expectation kind", "/expect/0/eventually",
+                [](json& d) { d["expect"] = Ev(R"([{"eventually": {}}])"); }},
+        BadCase{"negative at_most", "/expect/0/api_calls/at_most",
+                [](json& d) { d["expect"] = Ev(R"([{"api_calls": {"at_most": -1}}])"); }},
+        BadCase{"duplicate controller", "/controllers/1/name",
+                [](json& d) { d["controllers"].push_back(Ev(R"({"name": "web"})")); }},
+        BadCase{"template labels not matching", "/controllers/0/template/metadata/labels",
+                [](json& d) {
+                  d["controllers"][0]["selector"] = {{"app", "web"}};
+                  d["controllers"][0]["template"] = {{"metadata", {{"labels", {{"app", "db"}}}}}};
+                }},
+        BadCase{"pointer escaping", "/cluster/a~1b~0c", [](json& d) { d["cluster"] = {{"a/b~c", 1}}; }}),
+    [](const ::testing::TestParamInfo<BadCase>& info) {
+      std::string n = info.param.what;
+      for (char& c : n) {
+        if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      return n;
+    });
+
+TEST(ScenarioTest, SyntaxErrorNamesTheFile) {
+  Result<Scenario> r = ParseScenarioText("{\"name\": ", "broken.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("broken.json: /: invalid JSON"));
+}
+
+TEST(ScenarioTest, NonObjectDocumentIsRefused) {
+  EXPECT_THAT(ErrorOf(json::array()), HasSubstr("t.json: /: expected an object"));
+}
+
+TEST(ScenarioTest, MissingFileIsRefused) {
+  Result<Scenario> r = LoadScenarioFile("/nonexistent/x.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("/nonexistent/x.json: cannot read"));
+}
+
+TEST(ScenarioTest, ControllerCreatedByEventCanBeReferenced) {
+  json doc = Minimal();
+  doc["events"] = Ev(R"([{"at": "5s", "create_controller": {"name": "api", "replicas": 2}},
+                         {"at": "9s", "scale": {"controller": "api", "replicas": 4}}])");
+  doc["expect"] = Ev(R"([{"converged": {"controller": "api", "after": "9s", "within": "10s"}}])");
+  EXPECT_EQ(ErrorOf(doc), "");
+}
+
+TEST(ScenarioTest, CreatingAnExistingControllerIsRefused) {
+  json doc = Minimal();
+  doc["events"] = Ev(R"([{"at": "5s", "create_controller": {"name": "web"}}])");
+  EXPECT_THAT(ErrorOf(doc), HasSubstr("/events/0/create_controller/name: controller \"web\" already exists"));
+}
+
+}  // namespace
+}  // namespace rcsim

@@ -1,0 +1,111 @@
+#include "harness/suite.h"
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <thread>
+
+#include "engine/rng.h"
+
+namespace rcsim {
+
+namespace fs = std::filesystem;
+
+Result<std::vector<std::string>> FindScenarioFiles(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    fs::file_status st = fs::status(p, ec);
+    if (ec || !fs::exists(st)) return Status(Code::kInvalid, p + ": no such file or directory");
+    if (!fs::is_directory(st)) {
+      out.push_back(p);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (fs::recursive_directory_iterator it(p, fs::directory_options::follow_directory_symlink, ec), end;
+         !ec && it != end; it.increment(ec)) {
+      if (it->is_regular_file(ec) && it->path().extension() == ".json") found.push_back(it->path().string());
+    }
+    if (ec) return Status(Code::kInvalid, p + ": cannot list: " + ec.message());
+    if (found.empty()) return Status(Code::kInvalid, p + ": no *.json scenario files");
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+Result<std::vector<Scenario>> LoadScenarios(const std::vector<std::string>& files) {
+  std::vector<Scenario> out;
+  std::map<std::string, std::string> names;  // name -> file
+  for (const std::string& f : files) {
+    Result<Scenario> s = LoadScenarioFile(f);
+    if (!s.ok()) return s.status();
+    auto [it, inserted] = names.emplace(s->name, f);
+    if (!inserted) {
+      return Status(Code::kInvalid, f + ": /name: scenario name \"" + s->name + "\" is also used by " + it->second);
+    }
+    out.push_back(std::move(s).value());
+  }
+  return out;
+}
+
+std::vector<uint64_t> SwarmSeeds(uint64_t base, int n) {
+  std::vector<uint64_t> seeds;
+  for (int i = 1; i <= n; ++i) seeds.push_back(DeriveSeed(base, static_cast<uint64_t>(i)));
+  return seeds;
+}
+
+Result<std::vector<PlannedRun>> PlanRuns(const std::vector<Scenario>& scenarios, const SuiteOptions& options) {
+  if (options.tier != "fast" && options.tier != "slow" && options.tier != "all") {
+    return Status(Code::kInvalid, "--tier: must be fast, slow or all, got \"" + options.tier + "\"");
+  }
+  std::optional<std::regex> filter;
+  if (!options.filter.empty()) {
+    try {
+      filter.emplace(options.filter, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return Status(Code::kInvalid, "--filter: invalid regular expression \"" + options.filter + "\": " + e.what());
+    }
+  }
+  std::vector<PlannedRun> plan;
+  for (const Scenario& s : scenarios) {
+    if (options.tier != "all" && s.tier != options.tier) continue;
+    if (filter && !std::regex_search(s.name, *filter)) continue;
+    uint64_t base = options.seed.value_or(s.seed);
+    if (options.seeds > 0) {
+      for (uint64_t seed : SwarmSeeds(base, options.seeds)) plan.push_back({&s, seed});
+    } else {
+      plan.push_back({&s, base});
+    }
+  }
+  return plan;
+}
+
+std::vector<RunResult> RunPlan(const std::vector<PlannedRun>& plan, int jobs, const RunOptions& run_options,
+                               const std::function<void(std::size_t, const RunResult&)>& on_done) {
+  std::vector<RunResult> results(plan.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex done_mu;
+  auto worker = [&] {
+    for (std::size_t i = next.fetch_add(1); i < plan.size(); i = next.fetch_add(1)) {
+      RunResult r = RunScenario(*plan[i].scenario, plan[i].seed, run_options);
+      std::lock_guard<std::mutex> lock(done_mu);
+      results[i] = std::move(r);
+      if (on_done) on_done(i, results[i]);
+    }
+  };
+  int threads = std::max(1, std::min<int>(jobs, static_cast<int>(plan.size())));
+  if (threads == 1) {
+    worker();
+    return results;
+  }
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (std::thread& t : pool) t.join();
+  return results;
+}
+
+}  // namespace rcsim

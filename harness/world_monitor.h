@@ -1,0 +1,97 @@
+// WorldMonitor: the harness's observer of the simulated world. It never shares state with the manager:
+// it reads only the world's ground-truth mirror (SimWorld::GetPod / View) on every committed change
+// (SimWorld::OnChange), and keeps, per controller, desired / active / running / ready counts, the peak
+// of active pods (checked at every intermediate state, for never_above) and a compressed time series.
+//
+// Counting follows SimWorld::View: a pod counts for a controller when it is in the controller's
+// namespace, matches its selector, and is owned by it (controller ownerRef name) or is an orphan.
+// Counts are maintained incrementally (O(1) per pod change, O(controllers of the namespace) for an
+// orphan); a controller whose selector or existence changes is recounted from View().
+//
+// Thread-safety: none; runs on the simulation's thread.
+#ifndef RCSIM_HARNESS_WORLD_MONITOR_H_
+#define RCSIM_HARNESS_WORLD_MONITOR_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/types.h"
+#include "fakes/sim_world.h"
+#include "harness/run_result.h"
+
+namespace rcsim {
+
+class WorldMonitor {
+ public:
+  struct Counts {
+    int32_t desired = 0;
+    int32_t active = 0;
+    int32_t running = 0;
+    int32_t ready = 0;
+    bool operator==(const Counts&) const = default;
+  };
+  struct Tracked {
+    std::string ns;
+    std::string name;
+    bool exists = false;
+    Labels selector;
+    Counts counts;
+    int32_t peak_active = 0;
+    Duration peak_at{0};
+    std::vector<SeriesPoint> series;
+  };
+
+  // Registers with world->OnChange; time 0 of the series is world->loop().Now() at construction.
+  explicit WorldMonitor(SimWorld* world);
+  WorldMonitor(const WorldMonitor&) = delete;
+  WorldMonitor& operator=(const WorldMonitor&) = delete;
+
+  // Null until the controller was first seen.
+  const Tracked* Find(const std::string& ns, const std::string& name) const;
+  // Virtual time (since the origin) of the last committed change.
+  Duration last_change() const { return last_change_; }
+  uint64_t changes() const { return changes_; }
+  const std::vector<SeriesPoint>& totals() const { return totals_; }
+  int32_t peak_total_active() const { return peak_total_active_; }
+  Duration Elapsed() const;
+
+  // Every controller ever seen, sorted by namespace/name, with its end state from View().
+  std::vector<ControllerOutcome> Outcomes() const;
+  // Self-check: controllers whose incremental counts differ from SimWorld::View now (0 expected
+  // whenever the loop has no event due).
+  std::vector<std::string> CountMismatches() const;
+
+ private:
+  struct PodSeen {
+    PodPtr pod;
+  };
+  void OnChange();
+  void OnPodChange(const WorldChange& change);
+  void OnControllerChange(const WorldChange& change);
+  // Calls fn(tracked) for each controller the pod counts for.
+  template <typename Fn>
+  void ForEachCounter(const Pod& pod, Fn&& fn);
+  void Apply(const Pod& pod, int sign);
+  void Recount(Tracked* t);
+  void Touch(Tracked* t);
+  void Record(Tracked* t);
+  void RecordTotals();
+
+  SimWorld* world_;
+  TimePoint origin_;
+  Duration last_change_{0};
+  uint64_t changes_ = 0;
+  std::map<std::string, Tracked> controllers_;  // by "ns/name"
+  std::unordered_map<std::string, PodPtr> pods_;  // last state seen, by "ns/name"
+  std::vector<Tracked*> touched_;
+  Counts totals_now_;
+  std::vector<SeriesPoint> totals_;
+  int32_t peak_total_active_ = 0;
+};
+
+}  // namespace rcsim
+
+#endif  // RCSIM_HARNESS_WORLD_MONITOR_H_

@@ -1,0 +1,310 @@
+// Runs the built rcsim binary as a user or CI would, and checks its exit codes, messages and reports.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace rcsim {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+struct Output {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class RcsimCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("rcsim_cli_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs `rcsim <args>` (args already shell-quoted where needed).
+  Output Rcsim(const std::string& args) {
+    fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    std::string cmd = std::string(RCSIM_BIN) + " " + args + " >" + out.string() + " 2>" + err.string();
+    int status = std::system(cmd.c_str());
+    Output o;
+    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    o.out = Slurp(out);
+    o.err = Slurp(err);
+    return o;
+  }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    fs::path p = dir_ / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+  static std::string LastLine(const std::string& s) {
+    std::string t = s;
+    while (!t.empty() && t.back() == '\n') t.pop_back();
+    std::size_t nl = t.rfind('\n');
+    return nl == std::string::npos ? t : t.substr(nl + 1);
+  }
+
+  fs::path dir_;
+};
+
+const char* kPassing = R"({"name": "small-pass", "seed": 3,
+  "controllers": [{"name": "web", "replicas": 4}],
+  "events": [{"at": "10s", "kill_pods": {"selector": {"app": "web"}, "count": 2}},
+             {"at": "12s", "scale": {"controller": "web", "replicas": 6}}],
+  "expect": [{"converged": {"controller": "web", "after": "12s", "within": "10s"}},
+             {"final": {"controller": "web", "running": 6}}]})";
+
+const char* kFailing = R"({"name": "small-fail", "seed": 5,
+  "controllers": [{"name": "web", "replicas": 4}],
+  "events": [{"at": "5s", "restart_manager": {"down": "1s"}}],
+  "expect": [{"never_above": {"controller": "web", "active": 2}}]})";
+
+TEST_F(RcsimCliTest, PassingRunExitsZeroWithSummaryLast) {
+  std::string f = Write("pass.json", kPassing);
+  Output o = Rcsim("run " + f);
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("PASS  small-pass  seed=3  converged="));
+  EXPECT_THAT(o.out, HasSubstr("virtual="));
+  EXPECT_THAT(o.out, HasSubstr("wall="));
+  EXPECT_EQ(LastLine(o.out), "1 passed, 0 failed");
+  // Not a terminal: no progress bar.
+  EXPECT_EQ(o.out.find('\r'), std::string::npos);
+}
+
+TEST_F(RcsimCliTest, FailingRunExitsOneAndPrintsReplayCommand) {
+  std::string f = Write("fail.json", kFailing);
+  Output o = Rcsim("run " + f);
+  EXPECT_EQ(o.code, 1) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("FAIL  small-fail  seed=5"));
+  EXPECT_THAT(o.out, HasSubstr("replay: rcsim replay " + f + " --seed 5"));
+  EXPECT_EQ(LastLine(o.out), "0 passed, 1 failed");
+}
+
+TEST_F(RcsimCliTest, SeedOverrideAndQuiet) {
+  std::string f = Write("pass.json", kPassing);
+  Output o = Rcsim("run " + f + " --seed 99 --quiet");
+  EXPECT_EQ(o.code, 0);
+  EXPECT_EQ(o.out, "1 passed, 0 failed\n");
+  o = Rcsim("run " + f + " --seed=99");
+  EXPECT_THAT(o.out, HasSubstr("seed=99"));
+}
+
+TEST_F(RcsimCliTest, ReplayPrintsTheTrace) {
+  std::string f = Write("fail.json", kFailing);
+  Output o = Rcsim("replay " + f + " --seed 5");
+  EXPECT_EQ(o.code, 1);
+  // Lines of "<virtual seconds> <actor> <event>".
+  EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\n\d+\.\d{6} scenario event \{)"))) << o.out.substr(0, 2000);
+  EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\n\d+\.\d{6} manager )")));
+  EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\n\d+\.\d{6} nodes )")));
+  Output again = Rcsim("replay " + f + " --seed 5");
+  EXPECT_EQ(again.out.substr(0, again.out.rfind("wall=")), o.out.substr(0, o.out.rfind("wall=")));
+}
+
+struct BadInput {
+  const char* name;
+  const char* doc;
+  const char* pointer;
+};
+
+class RcsimBadInputTest : public RcsimCliTest, public ::testing::WithParamInterface<BadInput> {};
+
+TEST_P(RcsimBadInputTest, ExitsTwoWithFileAndPointer) {
+  std::string f = Write("bad.json", GetParam().doc);
+  std::string ok = Write("ok.json", kPassing);
+  Output o = Rcsim("run " + ok + " " + f);
+  EXPECT_EQ(o.code, 2) << o.out << o.err;
+  EXPECT_THAT(o.err, HasSubstr(f + ": " + GetParam().pointer + ": "));
+  // Refused before anything ran.
+  EXPECT_THAT(o.out, Not(HasSubstr("PASS")));
+}
+
+#define BASE R"("name": "bad", "controllers": [{"name": "web", "replicas": 2}])"
+INSTANTIATE_TEST_SUITE_P(
+    Cli, RcsimBadInputTest,
+    ::testing::Values(
+        BadInput{"unknown_key", "{" BASE R"(, "expect": [], "colour": "blue"})", "/colour"},
+        BadInput{"wrong_type", "{" BASE R"(, "expect": [], "seed": "seven"})", "/seed"},
+        BadInput{"negative_count", "{" BASE R"(, "expect": [], "events": [{"kill_pods": {"count": -1}}]})",
+                 "/events/0/kill_pods/count"},
+        BadInput{"fraction_out_of_range",
+                 "{" BASE R"(, "expect": [], "events": [{"restart_manager": {}}, {"restart_manager": {}},
+                              {"kill_pods": {"fraction": 1.5}}]})",
+                 "/events/2/kill_pods/fraction"},
+        BadInput{"unknown_controller",
+                 "{" BASE R"(, "expect": [], "events": [{"scale": {"controller": "db", "replicas": 1}}]})",
+                 "/events/0/scale/controller"},
+        BadInput{"unparsable_duration", "{" BASE R"(, "expect": [], "duration": "ten minutes"})", "/duration"},
+        BadInput{"event_without_action", "{" BASE R"(, "expect": [], "events": [{"at": "1s"}]})", "/events/0"},
+        BadInput{"event_with_two_actions",
+                 "{" BASE R"(, "expect": [], "events": [{"restart_manager": {}, "partition_manager": {"for": "1s"}}]})",
+                 "/events/0"},
+        BadInput{"missing_expect", "{" BASE "}", "/expect"},
+        BadInput{"syntax_error", "{\"name\": ", "/"}),
+    [](const ::testing::TestParamInfo<BadInput>& info) { return std::string(info.param.name); });
+
+TEST_F(RcsimCliTest, UsageErrorsExitTwo) {
+  std::string f = Write("pass.json", kPassing);
+  EXPECT_EQ(Rcsim("").code, 2);
+  EXPECT_EQ(Rcsim("frobnicate").code, 2);
+  EXPECT_EQ(Rcsim("run").code, 2);
+  EXPECT_EQ(Rcsim("run " + f + " --jobs abc").code, 2);
+  EXPECT_EQ(Rcsim("run " + f + " --tier medium").code, 2);
+  EXPECT_EQ(Rcsim("run " + f + " --filter '('").code, 2);
+  EXPECT_EQ(Rcsim("run " + f + " --bogus").code, 2);
+  EXPECT_EQ(Rcsim("run " + (dir_ / "missing.json").string()).code, 2);
+  EXPECT_EQ(Rcsim("replay").code, 2);
+  Output help = Rcsim("run --help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_THAT(help.out, HasSubstr("usage: rcsim run PATH..."));
+}
+
+TEST_F(RcsimCliTest, TierAndFilterSelect) {
+  Write("suite/a/pass.json", kPassing);
+  Write("suite/b/fail.json", kFailing);
+  std::string slow = kPassing;
+  slow.replace(slow.find("small-pass\""), 11, "slow-pass\", \"tier\": \"slow\"");
+  Write("suite/b/slow.json", slow);
+  Output o = Rcsim("run " + (dir_ / "suite").string() + " --filter pass --tier fast");
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_EQ(LastLine(o.out), "1 passed, 0 failed");
+  o = Rcsim("run " + (dir_ / "suite").string() + " --jobs 2");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(LastLine(o.out), "2 passed, 1 failed");
+}
+
+int Count(const std::string& haystack, const std::string& needle) {
+  int n = 0;
+  for (std::size_t p = haystack.find(needle); p != std::string::npos; p = haystack.find(needle, p + 1)) ++n;
+  return n;
+}
+
+TEST_F(RcsimCliTest, ReportsHoldJsonJunitAndPlots) {
+  Write("suite/pass.json", kPassing);
+  std::string fail = Write("suite/fail.json", kFailing);
+  fs::path report = dir_ / "report";
+  Output o = Rcsim("run " + (dir_ / "suite").string() + " --report " + report.string());
+  EXPECT_EQ(o.code, 1) << o.out << o.err;
+
+  // JSON per scenario.
+  json pass = json::parse(Slurp(report / "small-pass.json"));
+  EXPECT_EQ(pass["verdict"], "PASS");
+  EXPECT_EQ(pass["seed"], 3);
+  EXPECT_EQ(pass["expectations"].size(), 2u);
+  EXPECT_TRUE(pass["expectations"][0]["measured"].is_number());
+  EXPECT_TRUE(pass["api_calls"].contains("create"));
+  EXPECT_GE(pass["peak_active"].get<int>(), 4);
+  EXPECT_EQ(pass["trace"]["digest"].get<std::string>().size(), 16u);
+  EXPECT_EQ(pass["controllers"][0]["series"]["running"].size(), pass["controllers"][0]["series"]["t"].size());
+  json failed = json::parse(Slurp(report / "small-fail.json"));
+  EXPECT_EQ(failed["verdict"], "FAIL");
+  EXPECT_EQ(failed["expectations"][0]["measured"], 4);
+  EXPECT_THAT(failed["replay"].get<std::string>(), HasSubstr("--seed 5"));
+
+  // JUnit: parses, 2 test cases, 1 failure carrying the expectation and the replay command.
+  std::string junit = Slurp(report / "junit.xml");
+  if (std::system("command -v xmllint >/dev/null 2>&1") == 0) {
+    std::string cmd = "xmllint --noout " + (report / "junit.xml").string();
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << junit;
+    std::string xpath = "xmllint --xpath 'count(//testcase)' " + (report / "junit.xml").string() + " > " +
+                        (dir_ / "count.txt").string();
+    ASSERT_EQ(std::system(xpath.c_str()), 0);
+    EXPECT_EQ(Slurp(dir_ / "count.txt").substr(0, 1), "2");
+    xpath = "xmllint --xpath 'count(//testcase/failure)' " + (report / "junit.xml").string() + " > " +
+            (dir_ / "count.txt").string();
+    ASSERT_EQ(std::system(xpath.c_str()), 0);
+    EXPECT_EQ(Slurp(dir_ / "count.txt").substr(0, 1), "1");
+  }
+  EXPECT_THAT(junit, HasSubstr("<testsuite name=\"rcsim\" tests=\"2\" failures=\"1\""));
+  EXPECT_EQ(Count(junit, "<testcase "), 2);
+  EXPECT_EQ(Count(junit, "<failure "), 1);
+  EXPECT_THAT(junit, HasSubstr("never_above"));
+  EXPECT_THAT(junit, HasSubstr("rcsim replay " + fail + " --seed 5"));
+
+  // HTML: self-contained, one plot per scenario with its three series and one mark per event,
+  // failing scenarios first.
+  std::string html = Slurp(report / "index.html");
+  EXPECT_EQ(Count(html, "<svg class=\"plot\""), 2);
+  EXPECT_EQ(Count(html, "<polyline class=\"series desired\""), 2);
+  EXPECT_EQ(Count(html, "<polyline class=\"series active\""), 2);
+  EXPECT_EQ(Count(html, "<polyline class=\"series running\""), 2);
+  EXPECT_EQ(Count(html, "<g class=\"event-mark\""), 3);  // 2 events + 1 event
+  EXPECT_LT(html.find("data-scenario=\"small-fail\""), html.find("data-scenario=\"small-pass\""));
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_THAT(html, HasSubstr("1 passed, 1 failed"));
+}
+
+// Removes the wall-clock fields, which are the only ones allowed to differ between runs.
+void StripWall(json& j) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end();) {
+      if (it.key().rfind("wall_", 0) == 0) {
+        it = j.erase(it);
+      } else {
+        StripWall(*it);
+        ++it;
+      }
+    }
+  } else if (j.is_array()) {
+    for (json& e : j) StripWall(e);
+  }
+}
+
+TEST_F(RcsimCliTest, SameSeedGivesIdenticalReportsApartFromWallFields) {
+  std::string f = Write("pass.json", kPassing);
+  ASSERT_EQ(Rcsim("run " + f + " --report " + (dir_ / "r1").string()).code, 0);
+  ASSERT_EQ(Rcsim("run " + f + " --jobs 2 --report " + (dir_ / "r2").string()).code, 0);
+  json a = json::parse(Slurp(dir_ / "r1" / "small-pass.json"));
+  json b = json::parse(Slurp(dir_ / "r2" / "small-pass.json"));
+  EXPECT_TRUE(a.contains("wall_seconds"));
+  StripWall(a);
+  StripWall(b);
+  EXPECT_EQ(a, b);
+  ASSERT_EQ(Rcsim("run " + f + " --seed 4 --report " + (dir_ / "r3").string()).code, 0);
+  json c = json::parse(Slurp(dir_ / "r3" / "small-pass.json"));
+  EXPECT_NE(a["trace"]["digest"], c["trace"]["digest"]);
+}
+
+TEST_F(RcsimCliTest, SwarmModeRunsEachSeed) {
+  std::string f = Write("pass.json", kPassing);
+  Output o = Rcsim("run " + f + " --seeds 3 --jobs 2 --report " + (dir_ / "swarm").string());
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_EQ(Count(o.out, "PASS  small-pass  seed="), 3);
+  EXPECT_EQ(LastLine(o.out), "3 passed, 0 failed");
+  int json_files = 0;
+  for (const auto& e : fs::directory_iterator(dir_ / "swarm")) {
+    if (e.path().extension() == ".json") ++json_files;
+  }
+  EXPECT_EQ(json_files, 3);
+  EXPECT_EQ(Count(Slurp(dir_ / "swarm" / "junit.xml"), "<testcase "), 3);
+}
+
+}  // namespace
+}  // namespace rcsim
