@@ -1,0 +1,210 @@
+#include "tests/etcd_fixture/etcd_process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+namespace rcsim {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+constexpr auto kPollInterval = std::chrono::milliseconds(50);
+
+// Binds `n` sockets to 127.0.0.1:0 at once (so the ports differ) and returns their ports.
+std::vector<int> PickFreePorts(int n) {
+  std::vector<int> fds;
+  std::vector<int> ports;
+  for (int i = 0; i < n; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) break;
+    fds.push_back(fd);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof(addr);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      break;
+    }
+    ports.push_back(ntohs(addr.sin_port));
+  }
+  for (int fd : fds) close(fd);
+  if (static_cast<int>(ports.size()) != n) return {};
+  return ports;
+}
+
+// One HTTP/1.0 GET /health against 127.0.0.1:port; true when etcd answers {"health":"true"}.
+bool HealthOk(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  timeval tv{};
+  tv.tv_sec = 1;
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = false;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    static constexpr char kRequest[] = "GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (send(fd, kRequest, sizeof(kRequest) - 1, MSG_NOSIGNAL) ==
+        static_cast<ssize_t>(sizeof(kRequest) - 1)) {
+      std::string response;
+      char buf[1024];
+      ssize_t n;
+      while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) response.append(buf, static_cast<size_t>(n));
+      ok = response.find("\"health\":\"true\"") != std::string::npos;
+    }
+  }
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+int PickFreeLoopbackPort() {
+  std::vector<int> ports = PickFreePorts(1);
+  return ports.empty() ? 0 : ports[0];
+}
+
+EtcdProcess::EtcdProcess(EtcdProcessOptions options) : options_(std::move(options)) {}
+
+Result<std::unique_ptr<EtcdProcess>> EtcdProcess::Start(EtcdProcessOptions options) {
+  std::unique_ptr<EtcdProcess> p(new EtcdProcess(std::move(options)));
+  std::string tmpl = (std::filesystem::temp_directory_path() / "rcsim-etcd-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    return Status(Code::kInternal, std::string("mkdtemp: ") + std::strerror(errno));
+  }
+  p->temp_dir_ = tmpl;
+  p->data_dir_ = tmpl + "/data";
+  p->log_path_ = tmpl + "/etcd.log";
+  std::vector<int> ports = PickFreePorts(2);
+  if (ports.empty()) return Status(Code::kInternal, "no free loopback port");
+  p->client_port_ = ports[0];
+  p->peer_port_ = ports[1];
+  if (Status s = p->Launch(); !s.ok()) return s;
+  if (Status s = p->WaitHealthy(); !s.ok()) return s;
+  return p;
+}
+
+EtcdProcess::~EtcdProcess() {
+  Stop();
+  if (!temp_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(temp_dir_, ec);
+  }
+}
+
+std::string EtcdProcess::endpoint() const { return "http://127.0.0.1:" + std::to_string(client_port_); }
+
+Status EtcdProcess::Launch() {
+  const std::string client_url = endpoint();
+  const std::string peer_url = "http://127.0.0.1:" + std::to_string(peer_port_);
+  std::vector<std::string> args = {
+      options_.binary,
+      "--name=default",
+      "--data-dir=" + data_dir_,
+      "--listen-client-urls=" + client_url,
+      "--advertise-client-urls=" + client_url,
+      "--listen-peer-urls=" + peer_url,
+      "--initial-advertise-peer-urls=" + peer_url,
+      "--initial-cluster=default=" + peer_url,
+      "--initial-cluster-state=new",
+  };
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  int log_fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) return Status(Code::kInternal, "open " + log_path_ + ": " + std::strerror(errno));
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(log_fd);
+    return Status(Code::kInternal, std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    // Child: only async-signal-safe calls until execv.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+    dup2(log_fd, STDOUT_FILENO);
+    dup2(log_fd, STDERR_FILENO);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(log_fd);
+  pid_ = pid;
+  return Status::Ok();
+}
+
+Status EtcdProcess::WaitHealthy() {
+  const auto deadline = SteadyClock::now() + options_.start_timeout;
+  while (true) {
+    int wstatus = 0;
+    if (pid_ > 0 && waitpid(pid_, &wstatus, WNOHANG) == pid_) {
+      pid_ = -1;
+      return Status(Code::kUnavailable, "etcd exited during start-up; log tail:\n" + LogTail());
+    }
+    if (HealthOk(client_port_)) return Status::Ok();
+    if (SteadyClock::now() >= deadline) {
+      Stop();
+      return Status(Code::kUnavailable, "etcd not healthy after " + FormatDuration(options_.start_timeout) +
+                                            "; log tail:\n" + LogTail());
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+void EtcdProcess::Stop() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGTERM);
+  const auto deadline = SteadyClock::now() + options_.stop_timeout;
+  while (true) {
+    int wstatus = 0;
+    pid_t r = waitpid(pid_, &wstatus, WNOHANG);
+    if (r == pid_ || (r < 0 && errno == ECHILD)) break;
+    if (SteadyClock::now() >= deadline) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &wstatus, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  pid_ = -1;
+}
+
+Status EtcdProcess::Restart() {
+  Stop();
+  if (Status s = Launch(); !s.ok()) return s;
+  return WaitHealthy();
+}
+
+std::string EtcdProcess::LogTail() const {
+  std::ifstream in(log_path_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string all = ss.str();
+  constexpr size_t kTail = 4000;
+  return all.size() > kTail ? all.substr(all.size() - kTail) : all;
+}
+
+}  // namespace rcsim

@@ -1,0 +1,78 @@
+// A real single-member etcd (/usr/bin/etcd) on free loopback ports with its own temp data dir, for
+// tests and benchmarks that talk to a real server.
+//
+// Start() picks free ports (bind port 0), creates a temp dir, starts etcd and polls its /health
+// endpoint until it reports healthy or the start deadline passes. Stop() sends SIGTERM, then SIGKILL
+// after a deadline, and keeps the data dir so Restart() brings the same member back on the same ports
+// with its data. The destructor stops etcd and removes the temp dir.
+//
+// The child gets PR_SET_PDEATHSIG(SIGKILL) so a crashed test leaves no etcd behind; note that Linux ties
+// this to the *thread* that started it, so start the process from a thread that outlives it (the test's
+// main thread).
+//
+// Thread-safety: not thread-safe; use one EtcdProcess from one thread at a time.
+#ifndef RCSIM_TESTS_ETCD_FIXTURE_ETCD_PROCESS_H_
+#define RCSIM_TESTS_ETCD_FIXTURE_ETCD_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "engine/status.h"
+#include "engine/time.h"
+
+namespace rcsim {
+
+struct EtcdProcessOptions {
+  std::string binary = "/usr/bin/etcd";
+  Duration start_timeout = std::chrono::seconds(30);
+  Duration stop_timeout = std::chrono::seconds(10);  // SIGTERM grace before SIGKILL
+};
+
+class EtcdProcess {
+ public:
+  // Starts a fresh etcd; fails with kUnavailable (and the tail of etcd's log) if it does not become
+  // healthy in time.
+  static Result<std::unique_ptr<EtcdProcess>> Start(EtcdProcessOptions options = {});
+
+  EtcdProcess(const EtcdProcess&) = delete;
+  EtcdProcess& operator=(const EtcdProcess&) = delete;
+  ~EtcdProcess();
+
+  // Stops the server (SIGTERM, then SIGKILL after stop_timeout). Keeps the data dir. Idempotent.
+  void Stop();
+  // Starts etcd again on the same ports and data dir (after Stop(), or stops it first) and waits for
+  // health.
+  Status Restart();
+  bool running() const { return pid_ > 0; }
+
+  // "http://127.0.0.1:<client port>"
+  std::string endpoint() const;
+  int client_port() const { return client_port_; }
+  int peer_port() const { return peer_port_; }
+  const std::string& data_dir() const { return data_dir_; }
+  const std::string& log_path() const { return log_path_; }
+  pid_t pid() const { return pid_; }
+
+ private:
+  explicit EtcdProcess(EtcdProcessOptions options);
+  Status Launch();
+  Status WaitHealthy();
+  std::string LogTail() const;
+
+  EtcdProcessOptions options_;
+  std::string temp_dir_;  // owned; removed by the destructor
+  std::string data_dir_;
+  std::string log_path_;
+  int client_port_ = 0;
+  int peer_port_ = 0;
+  pid_t pid_ = -1;
+};
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0 and released), or 0 on error.
+int PickFreeLoopbackPort();
+
+}  // namespace rcsim
+
+#endif  // RCSIM_TESTS_ETCD_FIXTURE_ETCD_PROCESS_H_

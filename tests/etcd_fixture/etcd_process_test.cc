@@ -1,0 +1,57 @@
+#include "tests/etcd_fixture/etcd_process.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+
+namespace rcsim {
+namespace {
+
+TEST(EtcdProcessTest, StartsHealthyOnLoopbackAndCleansUp) {
+  std::string dir;
+  {
+    auto etcd = EtcdProcess::Start();
+    ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
+    EXPECT_TRUE((*etcd)->running());
+    EXPECT_EQ((*etcd)->endpoint(), "http://127.0.0.1:" + std::to_string((*etcd)->client_port()));
+    EXPECT_NE((*etcd)->client_port(), (*etcd)->peer_port());
+    dir = (*etcd)->data_dir();
+    EXPECT_TRUE(std::filesystem::exists(dir));
+    EXPECT_EQ(kill((*etcd)->pid(), 0), 0);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
+TEST(EtcdProcessTest, RestartKeepsPortAndDataDir) {
+  auto etcd = EtcdProcess::Start();
+  ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
+  const int port = (*etcd)->client_port();
+  const std::string dir = (*etcd)->data_dir();
+  const pid_t first = (*etcd)->pid();
+  (*etcd)->Stop();
+  EXPECT_FALSE((*etcd)->running());
+  EXPECT_TRUE(std::filesystem::exists(dir));
+  ASSERT_TRUE((*etcd)->Restart().ok());
+  EXPECT_EQ((*etcd)->client_port(), port);
+  EXPECT_EQ((*etcd)->data_dir(), dir);
+  EXPECT_NE((*etcd)->pid(), first);
+}
+
+TEST(EtcdProcessTest, MissingBinaryFailsWithLog) {
+  EtcdProcessOptions options;
+  options.binary = "/nonexistent/etcd";
+  options.start_timeout = std::chrono::seconds(5);
+  auto etcd = EtcdProcess::Start(options);
+  ASSERT_FALSE(etcd.ok());
+  EXPECT_EQ(etcd.status().code(), Code::kUnavailable);
+}
+
+TEST(EtcdProcessTest, PickFreeLoopbackPortReturnsAPort) {
+  int port = PickFreeLoopbackPort();
+  EXPECT_GT(port, 0);
+  EXPECT_LT(port, 65536);
+}
+
+}  // namespace
+}  // namespace rcsim
