@@ -1,0 +1,217 @@
+// apiserver --etcd_servers=URLS [--address 127.0.0.1] [--port 8080] [--token-file F]
+//
+// Serves pods and replication controllers (Kubernetes core/v1 subset) over HTTP, stored in etcd under
+// /registry/. Prints "listening on ADDRESS:PORT" on stdout once it accepts connections (with --port 0
+// the port is chosen by the kernel). Stops on SIGINT/SIGTERM. Compacts etcd history periodically, as
+// the Kubernetes API server does, so watchers far behind get 410 Gone and re-list.
+#include <signal.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <boost/program_options.hpp>
+
+#include "backends/etcd/etcd_store.h"
+#include "backends/http/http_server.h"
+#include "backends/http/thread_executor.h"
+#include "engine/rng.h"
+#include "registry/registry.h"
+
+namespace rcsim {
+namespace {
+
+namespace po = boost::program_options;
+
+struct Flags {
+  std::string etcd_servers;
+  std::string address = "127.0.0.1";
+  int port = 8080;
+  std::string token_file;
+  int io_threads = 2;
+  int worker_threads = 8;
+  std::size_t max_body_bytes = 3 << 20;
+  int compaction_interval_seconds = 300;
+};
+
+// Returns false (after printing why) when the command line is unusable; sets *exit_now for --help.
+bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
+  po::options_description desc("apiserver options");
+  desc.add_options()("help,h", "show this help")(
+      "etcd_servers,etcd-servers", po::value(&f->etcd_servers),
+      "comma-separated etcd client URLs, e.g. http://127.0.0.1:2379 (required)")(
+      "address", po::value(&f->address)->default_value(f->address), "address to listen on")(
+      "port", po::value(&f->port)->default_value(f->port), "port to listen on (0: any free port)")(
+      "token-file,token_file", po::value(&f->token_file),
+      "file holding a bearer token; when set, requests without it get 401")(
+      "io-threads", po::value(&f->io_threads)->default_value(f->io_threads), "socket threads")(
+      "worker-threads", po::value(&f->worker_threads)->default_value(f->worker_threads),
+      "threads running registry (etcd) calls")(
+      "max-body-bytes", po::value(&f->max_body_bytes)->default_value(f->max_body_bytes),
+      "larger request bodies get 413")(
+      "compaction-interval-seconds",
+      po::value(&f->compaction_interval_seconds)->default_value(f->compaction_interval_seconds),
+      "compact etcd history older than this, every this often (0: never)");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {  // the parse boundary
+    std::cerr << "apiserver: " << e.what() << "\n" << desc;
+    return false;
+  }
+  if (vm.count("help")) {
+    std::cout << desc;
+    *exit_now = true;
+    return true;
+  }
+  if (f->etcd_servers.empty()) {
+    std::cerr << "apiserver: --etcd_servers is required\n" << desc;
+    return false;
+  }
+  if (f->port < 0 || f->port > 65535) {
+    std::cerr << "apiserver: --port must be in [0, 65535]\n";
+    return false;
+  }
+  return true;
+}
+
+Result<std::string> ReadToken(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status(Code::kNotFound, "cannot read token file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string token = ss.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+    token.pop_back();
+  }
+  if (token.empty()) return Status(Code::kInvalid, "token file " + path + " is empty");
+  return token;
+}
+
+// Waits for etcd to answer (it may still be starting), up to `deadline`.
+Status WaitForEtcd(Store* store, Duration deadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  while (true) {
+    Result<RangeResponse> r = store->GetPrefix("/registry/", /*limit=*/1);
+    if (r.ok() || std::chrono::steady_clock::now() >= until) return r.status();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+// Every interval, compacts to the revision observed one interval earlier (Kubernetes' scheme).
+class Compactor {
+ public:
+  Compactor(Store* store, std::chrono::seconds interval) : store_(store), interval_(interval) {
+    if (interval_.count() > 0) thread_ = std::thread([this] { Run(); });
+  }
+  ~Compactor() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Run() {
+    int64_t previous = 0;
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!cv_.wait_for(lock, interval_, [this] { return stop_; })) {
+      lock.unlock();
+      Result<RangeResponse> r = store_->GetPrefix("/registry/", /*limit=*/1);
+      if (r.ok()) {
+        if (previous > 0) {
+          Result<int64_t> c = store_->Compact(previous);
+          if (!c.ok() && c.status().code() != Code::kCompacted) {
+            std::cerr << "apiserver: compaction failed: " << c.status().ToString() << "\n";
+          }
+        }
+        previous = r->revision;
+      }
+      lock.lock();
+    }
+  }
+
+  Store* const store_;
+  const std::chrono::seconds interval_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;  // guarded by mu_
+  std::thread thread_;
+};
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  bool exit_now = false;
+  if (!ParseFlags(argc, argv, &flags, &exit_now)) return 2;
+  if (exit_now) return 0;
+
+  // Block the stop signals in every thread; the main thread waits for them below.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  HttpServerOptions options;
+  options.address = flags.address;
+  options.port = static_cast<uint16_t>(flags.port);
+  options.io_threads = flags.io_threads;
+  options.worker_threads = flags.worker_threads;
+  options.max_body_bytes = flags.max_body_bytes;
+  if (!flags.token_file.empty()) {
+    Result<std::string> token = ReadToken(flags.token_file);
+    if (!token.ok()) {
+      std::cerr << "apiserver: " << token.status().message() << "\n";
+      return 2;
+    }
+    options.bearer_token = *token;
+  }
+
+  EtcdStoreOptions etcd_options;
+  etcd_options.endpoints = SplitEtcdEndpoints(flags.etcd_servers);
+  Result<std::unique_ptr<EtcdStore>> store = EtcdStore::Create(etcd_options);
+  if (!store.ok()) {
+    std::cerr << "apiserver: " << store.status().ToString() << "\n";
+    return 2;
+  }
+  if (Status s = WaitForEtcd(store->get(), std::chrono::seconds(30)); !s.ok()) {
+    std::cerr << "apiserver: etcd at " << flags.etcd_servers << " does not answer: " << s.ToString()
+              << "\n";
+    return 1;
+  }
+
+  SystemClock clock;
+  // Not the simulation: uids and generated names only need to differ between runs.
+  Mt19937Rng rng(std::random_device{}());
+  Registry registry(store->get(), &clock, &rng);
+  Compactor compactor(store->get(), std::chrono::seconds(flags.compaction_interval_seconds));
+  HttpServer server(&registry, &clock, options);
+  if (Status s = server.Start(); !s.ok()) {
+    std::cerr << "apiserver: " << s.ToString() << "\n";
+    return 1;
+  }
+  std::cout << "listening on " << flags.address << ":" << server.port() << std::endl;
+
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  std::cerr << "apiserver: signal " << sig << ", stopping\n";
+  server.Stop();
+  return 0;
+}
+
+}  // namespace
+}  // namespace rcsim
+
+int main(int argc, char** argv) { return rcsim::Main(argc, argv); }

@@ -1,0 +1,721 @@
+#include "backends/http/api_handler.h"
+
+#include <charconv>
+#include <cstdint>
+#include <map>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/http/discovery.h"
+#include "backends/http/patch.h"
+#include "backends/http/table.h"
+#include "engine/codec.h"
+#include "engine/labels.h"
+#include "registry/validation.h"
+
+namespace rcsim {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int kPatchConflictRetries = 5;
+
+// --- Responses. ---
+
+HttpResponse JsonResponse(int code, const json& body) {
+  HttpResponse r;
+  r.status = code;
+  r.body = DumpJson(body);
+  return r;
+}
+
+HttpResponse ErrorResponse(const Status& status) {
+  return JsonResponse(HttpCodeOf(status.code()), StatusToJson(status));
+}
+
+HttpResponse ErrorResponse(Code code, std::string message) {
+  return ErrorResponse(Status(code, std::move(message)));
+}
+
+ApiOutcome Respond(HttpResponse r) {
+  ApiOutcome o;
+  o.response = std::move(r);
+  return o;
+}
+
+// --- Request parsing. ---
+
+struct Query {
+  std::map<std::string, std::string> params;
+  bool Has(const std::string& k) const { return params.count(k) != 0; }
+  std::string Get(const std::string& k) const {
+    auto it = params.find(k);
+    return it == params.end() ? std::string() : it->second;
+  }
+};
+
+Result<Query> ParseQuery(std::string_view q) {
+  Query out;
+  while (!q.empty()) {
+    const size_t amp = q.find('&');
+    std::string_view part = q.substr(0, amp);
+    q = amp == std::string_view::npos ? std::string_view() : q.substr(amp + 1);
+    if (part.empty()) continue;
+    const size_t eq = part.find('=');
+    std::string key, value;
+    if (!PercentDecode(part.substr(0, eq), &key) ||
+        (eq != std::string_view::npos && !PercentDecode(part.substr(eq + 1), &value))) {
+      return Status(Code::kBadRequest, "malformed query string");
+    }
+    out.params[key] = value;  // the last of repeated parameters wins
+  }
+  return out;
+}
+
+// Go's strconv.ParseBool, as Kubernetes parses ?watch=.
+bool ParseBool(std::string_view s, bool* out) {
+  if (s == "1" || s == "t" || s == "T" || s == "true" || s == "True" || s == "TRUE") {
+    *out = true;
+  } else if (s == "0" || s == "f" || s == "F" || s == "false" || s == "False" || s == "FALSE") {
+    *out = false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool ParseInt(std::string_view s, int64_t* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+std::string_view MediaType(std::string_view content_type) {
+  std::string_view t = content_type.substr(0, content_type.find(';'));
+  while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+  while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+  return t;
+}
+
+// An empty Content-Type is taken as JSON (as clients that send a bare body expect).
+bool IsJsonContentType(std::string_view content_type) {
+  const std::string_view t = MediaType(content_type);
+  return t.empty() || t == "application/json" || t == "*/*";
+}
+
+// The path as segments: "/api/v1/pods" -> {"api","v1","pods"}.
+std::vector<std::string> Segments(std::string_view path) {
+  std::vector<std::string> out;
+  while (!path.empty()) {
+    if (path.front() == '/') {
+      path.remove_prefix(1);
+      continue;
+    }
+    const size_t slash = path.find('/');
+    out.emplace_back(path.substr(0, slash));
+    path = slash == std::string_view::npos ? std::string_view() : path.substr(slash);
+  }
+  return out;
+}
+
+Result<ListOptions> ListOptionsOf(const Query& q) {
+  ListOptions opts;
+  if (q.Has("labelSelector")) {
+    Result<LabelSelector> sel = LabelSelector::Parse(q.Get("labelSelector"));
+    if (!sel.ok()) return sel.status();
+    opts.label_selector = std::move(sel).value();
+  }
+  std::string_view fields = q.params.count("fieldSelector") ? q.params.at("fieldSelector") : "";
+  while (!fields.empty()) {
+    const size_t comma = fields.find(',');
+    std::string_view term = fields.substr(0, comma);
+    fields = comma == std::string_view::npos ? std::string_view() : fields.substr(comma + 1);
+    if (term.empty()) continue;
+    const size_t eq = term.find('=');
+    if (eq == std::string_view::npos || term.substr(eq).starts_with("=!")) {
+      return Status(Code::kBadRequest, "invalid field selector: " + std::string(term));
+    }
+    std::string_view key = term.substr(0, eq);
+    std::string_view value = term.substr(eq + 1);
+    if (!value.empty() && value.front() == '=') value.remove_prefix(1);  // "=="
+    if (key.ends_with("!")) {
+      return Status(Code::kBadRequest,
+                    "field selector operator != is not supported: " + std::string(term));
+    }
+    if (key != "metadata.name") {
+      return Status(Code::kBadRequest,
+                    "field label not supported: " + std::string(key));
+    }
+    opts.field_name = std::string(value);
+  }
+  if (q.Has("limit")) {
+    int64_t limit = 0;
+    if (!ParseInt(q.Get("limit"), &limit) || limit < 0) {
+      return Status(Code::kBadRequest, "invalid limit: " + q.Get("limit"));
+    }
+    opts.limit = limit;
+  }
+  opts.continue_token = q.Get("continue");
+  return opts;
+}
+
+// Checks the kind and apiVersion of a request body before decoding it.
+Status CheckKind(const json& j, const char* kind, const char* api_version) {
+  if (!j.is_object()) return Status(Code::kBadRequest, "the request body must be a JSON object");
+  auto k = j.find("kind");
+  if (k != j.end() && !(k->is_string() && k->get_ref<const std::string&>() == kind)) {
+    return Status(Code::kInvalid,
+                  std::string("the object provided is not a ") + kind + ": kind " + k->dump(),
+                  {{"kind", "FieldValueInvalid",
+                    std::string("Invalid value: ") + k->dump() + ": must be " + kind}});
+  }
+  auto v = j.find("apiVersion");
+  if (v != j.end() && !(v->is_string() && v->get_ref<const std::string&>() == api_version)) {
+    return Status(Code::kInvalid,
+                  std::string("the API version in the data (") + v->dump() +
+                      ") does not match the expected API version (" + api_version + ")",
+                  {{"apiVersion", "FieldValueInvalid",
+                    std::string("Invalid value: ") + v->dump() + ": must be " + api_version}});
+  }
+  return Status::Ok();
+}
+
+Result<json> ParseBody(std::string_view body) {
+  if (body.empty()) return Status(Code::kBadRequest, "the request body is empty");
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status(Code::kBadRequest, "the request body is not valid JSON");
+  return j;
+}
+
+// Object name and namespace from the body must agree with the URL; empty ones are filled in.
+Status ReconcileMeta(ObjectMeta* meta, const std::string& ns, const std::string* name) {
+  if (meta->namespace_.empty()) {
+    meta->namespace_ = ns;
+  } else if (meta->namespace_ != ns) {
+    return Status(Code::kBadRequest,
+                  "the namespace of the provided object does not match the namespace sent on the "
+                  "request");
+  }
+  if (name != nullptr) {
+    if (meta->name.empty()) {
+      meta->name = *name;
+    } else if (meta->name != *name) {
+      return Status(Code::kBadRequest, "the name of the object (" + meta->name +
+                                           ") does not match the name on the URL (" + *name + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+HttpResponse UnsupportedMediaTypeResponse(const std::string& content_type) {
+  return JsonResponse(
+      415, {{"kind", "Status"},
+            {"apiVersion", "v1"},
+            {"metadata", json::object()},
+            {"status", "Failure"},
+            {"message", "the body of the request was in an unknown format - accepted media types "
+                        "include: application/json, application/merge-patch+json, "
+                        "application/strategic-merge-patch+json, application/json-patch+json; got \"" +
+                            content_type + "\""},
+            {"reason", "UnsupportedMediaType"},
+            {"code", 415}});
+}
+
+// --- Per-kind traits. ---
+
+template <typename T>
+struct Kind;
+
+template <>
+struct Kind<Pod> {
+  static constexpr const char* kKind = "Pod";
+  static void DefaultForCreate(Pod* pod) { pod->status = PodStatus(); }
+  static Status Validate(const Pod& pod) { return ValidatePod(pod); }
+  static constexpr const char* kList = "PodList";
+  static json ToJson(const Pod& p) { return PodToJson(p); }
+  static Result<Pod> FromJson(const json& j) { return PodFromJson(j); }
+  static json Table(const std::vector<PodPtr>& items, const TableOptions& o) {
+    return PodTable(items, o);
+  }
+};
+
+template <>
+struct Kind<ReplicationController> {
+  static constexpr const char* kKind = "ReplicationController";
+  // As the registry does on create: an empty selector defaults to the template's labels.
+  static void DefaultForCreate(ReplicationController* rc) {
+    rc->status = ReplicationControllerStatus();
+    rc->metadata.generation = 1;
+    if (rc->spec.selector.empty() && rc->spec.template_) {
+      rc->spec.selector = rc->spec.template_->metadata.labels;
+    }
+  }
+  static Status Validate(const ReplicationController& rc) { return ValidateController(rc); }
+  static constexpr const char* kList = "ReplicationControllerList";
+  static json ToJson(const ReplicationController& rc) { return ControllerToJson(rc); }
+  static Result<ReplicationController> FromJson(const json& j) { return ControllerFromJson(j); }
+  static json Table(const std::vector<ControllerPtr>& items, const TableOptions& o) {
+    return ControllerTable(items, o);
+  }
+};
+
+template <typename T>
+Result<T> DecodeBody(std::string_view body) {
+  Result<json> j = ParseBody(body);
+  if (!j.ok()) return j.status();
+  if (Status s = CheckKind(*j, Kind<T>::kKind, "v1"); !s.ok()) return s;
+  return Kind<T>::FromJson(*j);
+}
+
+template <typename T>
+const char* EventTypeName(typename ApiWatchEvent<T>::Type t) {
+  using E = typename ApiWatchEvent<T>::Type;
+  switch (t) {
+    case E::kAdded: return "ADDED";
+    case E::kModified: return "MODIFIED";
+    case E::kDeleted: return "DELETED";
+    case E::kBookmark: return "BOOKMARK";
+    case E::kError: return "ERROR";
+  }
+  return "ERROR";
+}
+
+IncludeObject IncludeObjectOf(const Query& q) {
+  const std::string v = q.Get("includeObject");
+  if (v == "None") return IncludeObject::kNone;
+  if (v == "Object") return IncludeObject::kObject;
+  return IncludeObject::kMetadata;
+}
+
+// One resource's routes.
+template <typename T>
+class ResourceRoutes {
+ public:
+  using Ptr = std::shared_ptr<const T>;
+
+  ResourceRoutes(ResourceRegistry<T>* reg, const Clock* clock, const HttpRequest& req, const Query& q)
+      : reg_(reg), clock_(clock), req_(req), q_(q), table_(AcceptsTable(req.accept)) {}
+
+  HttpResponse Object(const Result<Ptr>& r, int ok_code = 200) const {
+    if (!r.ok()) return ErrorResponse(r.status());
+    if (table_ && req_.method == "GET") {
+      TableOptions o = TableOpts();
+      o.resource_version = (*r)->metadata.resource_version;
+      return TableResponse(Kind<T>::Table({*r}, o));
+    }
+    return JsonResponse(ok_code, Kind<T>::ToJson(**r));
+  }
+
+  HttpResponse List(const std::string& ns) const {
+    Result<ListOptions> opts = ListOptionsOf(q_);
+    if (!opts.ok()) return ErrorResponse(opts.status());
+    Result<ObjectList<T>> list = reg_->List(ns, *opts);
+    if (!list.ok()) return ErrorResponse(list.status());
+    if (table_) {
+      TableOptions o = TableOpts();
+      o.resource_version = list->resource_version;
+      o.continue_token = list->continue_token;
+      return TableResponse(Kind<T>::Table(list->items, o));
+    }
+    json metadata = {{"resourceVersion", list->resource_version}};
+    if (!list->continue_token.empty()) metadata["continue"] = list->continue_token;
+    json items = json::array();
+    for (const Ptr& item : list->items) items.push_back(Kind<T>::ToJson(*item));
+    return JsonResponse(200, {{"kind", Kind<T>::kList},
+                              {"apiVersion", "v1"},
+                              {"metadata", std::move(metadata)},
+                              {"items", std::move(items)}});
+  }
+
+  ApiOutcome Watch(const std::string& ns, const std::string* name,
+                   const std::shared_ptr<WatchSink>& sink) const {
+    Result<ListOptions> opts = ListOptionsOf(q_);
+    if (!opts.ok()) return Respond(ErrorResponse(opts.status()));
+    if (name != nullptr) {
+      if (!opts->field_name.empty() && opts->field_name != *name) {
+        return Respond(ErrorResponse(Code::kBadRequest, "fieldSelector metadata.name=" +
+                                                            opts->field_name +
+                                                            " does not match the name on the URL"));
+      }
+      opts->field_name = *name;
+    }
+    ApiOutcome out;
+    if (q_.Has("timeoutSeconds")) {
+      int64_t secs = 0;
+      if (!ParseInt(q_.Get("timeoutSeconds"), &secs) || secs < 0) {
+        return Respond(ErrorResponse(Code::kBadRequest, "invalid timeoutSeconds: " +
+                                                            q_.Get("timeoutSeconds")));
+      }
+      out.watch_timeout = std::chrono::seconds(secs);
+    }
+    bool bookmarks = false;
+    if (q_.Has("allowWatchBookmarks") && !ParseBool(q_.Get("allowWatchBookmarks"), &bookmarks)) {
+      return Respond(ErrorResponse(Code::kBadRequest, "invalid allowWatchBookmarks"));
+    }
+    const bool table = table_;
+    TableOptions topts = TableOpts();
+    auto first = std::make_shared<bool>(true);  // only touched by the (serial) watch callbacks
+    auto on_event = [sink, table, topts, first, bookmarks](const ApiWatchEvent<T>& ev) mutable {
+      using E = typename ApiWatchEvent<T>::Type;
+      json obj;
+      if (ev.type == E::kError) {
+        obj = StatusToJson(ev.error);
+      } else if (ev.type == E::kBookmark) {
+        if (!bookmarks || ev.object == nullptr) return;
+        obj = {{"kind", Kind<T>::kKind},
+               {"apiVersion", "v1"},
+               {"metadata", {{"resourceVersion", ev.object->metadata.resource_version}}}};
+      } else if (ev.object == nullptr) {
+        return;
+      } else if (table) {
+        topts.include_columns = *first;
+        topts.resource_version = ev.object->metadata.resource_version;
+        *first = false;
+        obj = Kind<T>::Table({ev.object}, topts);
+      } else {
+        obj = Kind<T>::ToJson(*ev.object);
+      }
+      json line = {{"type", EventTypeName<T>(ev.type)},
+                   {"object", std::move(obj)}};
+      std::string bytes = DumpJson(line);
+      bytes.push_back('\n');
+      sink->OnLine(std::move(bytes));
+      if (ev.type == E::kError) sink->OnEnd();
+    };
+    Result<std::unique_ptr<RegistryWatch>> w =
+        reg_->Watch(ns, *opts, q_.Get("resourceVersion"), std::move(on_event));
+    if (!w.ok()) return Respond(ErrorResponse(w.status()));
+    out.watch = std::move(w).value();
+    out.response.status = 200;
+    out.response.content_type = table ? kTableContentType : "application/json";
+    return out;
+  }
+
+  HttpResponse Create(const std::string& ns) const {
+    if (!IsJsonContentType(req_.content_type)) return UnsupportedMediaType();
+    Result<T> obj = DecodeBody<T>(req_.body);
+    if (!obj.ok()) return ErrorResponse(obj.status());
+    if (Status s = ReconcileMeta(&obj->metadata, ns, nullptr); !s.ok()) return ErrorResponse(s);
+    if (q_.Has("dryRun")) return DryRunCreate(std::move(obj).value());
+    return Object(reg_->Create(ns, std::move(obj).value()), 201);
+  }
+
+  // ?dryRun=All on create: validated and checked for a name clash, never stored.
+  HttpResponse DryRunCreate(T obj) const {
+    Kind<T>::DefaultForCreate(&obj);
+    obj.metadata.resource_version.clear();
+    obj.metadata.creation_timestamp = clock_->Now();
+    if (Status s = Kind<T>::Validate(obj); !s.ok()) return ErrorResponse(s);
+    if (!obj.metadata.name.empty()) {
+      Result<Ptr> existing = reg_->Get(obj.metadata.namespace_, obj.metadata.name);
+      if (existing.ok()) {
+        return ErrorResponse(Code::kAlreadyExists, std::string(Kind<T>::kKind) + " \"" +
+                                                       obj.metadata.name + "\" already exists");
+      }
+      if (existing.status().code() != Code::kNotFound) return ErrorResponse(existing.status());
+    }
+    return JsonResponse(201, Kind<T>::ToJson(obj));
+  }
+
+  HttpResponse Update(const std::string& ns, const std::string& name, bool status) const {
+    if (!IsJsonContentType(req_.content_type)) return UnsupportedMediaType();
+    Result<T> obj = DecodeBody<T>(req_.body);
+    if (!obj.ok()) return ErrorResponse(obj.status());
+    if (Status s = ReconcileMeta(&obj->metadata, ns, &name); !s.ok()) return ErrorResponse(s);
+    return Object(status ? reg_->UpdateStatus(std::move(obj).value())
+                         : reg_->Update(std::move(obj).value()));
+  }
+
+  HttpResponse Patch(const std::string& ns, const std::string& name, bool status) const {
+    PatchType type;
+    if (!PatchTypeOf(req_.content_type, &type)) return UnsupportedMediaType();
+    for (int attempt = 0;; ++attempt) {
+      Result<Ptr> cur = reg_->Get(ns, name);
+      if (!cur.ok()) return ErrorResponse(cur.status());
+      Result<json> patched = ApplyPatch(Kind<T>::ToJson(**cur), type, req_.body);
+      if (!patched.ok()) return ErrorResponse(patched.status());
+      if (Status s = CheckKind(*patched, Kind<T>::kKind, "v1"); !s.ok()) return ErrorResponse(s);
+      Result<T> obj = Kind<T>::FromJson(*patched);
+      if (!obj.ok()) return ErrorResponse(obj.status());
+      if (obj->metadata.name != name || obj->metadata.namespace_ != ns) {
+        return ErrorResponse(Code::kBadRequest, "a patch may not change the name or namespace");
+      }
+      const bool pinned = obj->metadata.resource_version != (*cur)->metadata.resource_version;
+      Result<Ptr> r = status ? reg_->UpdateStatus(std::move(obj).value())
+                             : reg_->Update(std::move(obj).value());
+      // A patch that does not name a resourceVersion is retried over a concurrent write.
+      if (r.ok() || r.status().code() != Code::kConflict || pinned ||
+          attempt + 1 >= kPatchConflictRetries) {
+        return Object(r);
+      }
+    }
+  }
+
+  HttpResponse Delete(const std::string& ns, const std::string& name) const {
+    DeleteOptions opts;
+    if (!req_.body.empty()) {
+      if (!IsJsonContentType(req_.content_type)) return UnsupportedMediaType();
+      Result<json> j = ParseBody(req_.body);
+      if (!j.ok()) return ErrorResponse(j.status());
+      if (!j->is_object()) return ErrorResponse(Code::kBadRequest, "DeleteOptions must be an object");
+      auto pre = j->find("preconditions");
+      if (pre != j->end() && !pre->is_null()) {
+        if (!pre->is_object()) {
+          return ErrorResponse(Code::kBadRequest, "preconditions must be an object");
+        }
+        auto uid = pre->find("uid");
+        auto rv = pre->find("resourceVersion");
+        if ((uid != pre->end() && !uid->is_string() && !uid->is_null()) ||
+            (rv != pre->end() && !rv->is_string() && !rv->is_null())) {
+          return ErrorResponse(Code::kBadRequest, "preconditions must be strings");
+        }
+        if (uid != pre->end() && uid->is_string()) opts.precondition_uid = *uid;
+        if (rv != pre->end() && rv->is_string()) opts.precondition_resource_version = *rv;
+      }
+    }
+    return Object(reg_->Delete(ns, name, opts));
+  }
+
+ private:
+  TableOptions TableOpts() const {
+    TableOptions o;
+    o.now = clock_->Now();
+    o.include_object = IncludeObjectOf(q_);
+    return o;
+  }
+  static HttpResponse TableResponse(const json& table) {
+    HttpResponse r = JsonResponse(200, table);
+    r.content_type = kTableContentType;
+    return r;
+  }
+  HttpResponse UnsupportedMediaType() const { return UnsupportedMediaTypeResponse(req_.content_type); }
+
+  ResourceRegistry<T>* const reg_;
+  const Clock* const clock_;
+  const HttpRequest& req_;
+  const Query& q_;
+  const bool table_;
+};
+
+HttpResponse MethodNotAllowed(const std::string& method) {
+  return ErrorResponse(Code::kMethodNotAllowed, "the server does not allow this method on the "
+                                                "requested resource: " + method);
+}
+
+HttpResponse NotFound(const std::string& path) {
+  return ErrorResponse(Code::kNotFound, "the server could not find the requested resource: " + path);
+}
+
+// dryRun=All is honoured on create only; elsewhere it is refused rather than ignored (a write that
+// the client meant as a rehearsal must not happen).
+Status CheckDryRun(const HttpRequest& req, const Query& q) {
+  if (!q.Has("dryRun")) return Status::Ok();
+  if (q.Get("dryRun") != "All") {
+    return Status(Code::kBadRequest, "invalid dryRun value \"" + q.Get("dryRun") +
+                                         "\": the only supported value is \"All\"");
+  }
+  if (req.method != "POST" && req.method != "GET") {
+    return Status(Code::kBadRequest, "dryRun is supported only when creating objects");
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+ApiOutcome ServeResource(ResourceRegistry<T>* reg, const Clock* clock, const HttpRequest& req,
+                         const Query& q, bool cluster_scope, bool watch_path, const std::string& ns,
+                         const std::string* name, const std::shared_ptr<WatchSink>& sink) {
+  ResourceRoutes<T> routes(reg, clock, req, q);
+  bool watch = watch_path;
+  if (q.Has("watch")) {
+    bool w = false;
+    if (!ParseBool(q.Get("watch"), &w)) {
+      return Respond(ErrorResponse(Code::kBadRequest, "invalid watch parameter: " + q.Get("watch")));
+    }
+    watch = watch || w;
+  }
+  const std::string& m = req.method;
+  if (Status s = CheckDryRun(req, q); !s.ok()) return Respond(ErrorResponse(s));
+  if (watch) {
+    if (m != "GET") return Respond(MethodNotAllowed(m));
+    return routes.Watch(ns, name, sink);
+  }
+  if (name == nullptr) {
+    if (m == "GET") return Respond(routes.List(ns));
+    if (m == "POST" && !cluster_scope) return Respond(routes.Create(ns));
+    return Respond(MethodNotAllowed(m));
+  }
+  if (m == "GET") return Respond(routes.Object(reg->Get(ns, *name)));
+  if (m == "PUT") return Respond(routes.Update(ns, *name, /*status=*/false));
+  if (m == "PATCH") return Respond(routes.Patch(ns, *name, /*status=*/false));
+  if (m == "DELETE") return Respond(routes.Delete(ns, *name));
+  return Respond(MethodNotAllowed(m));
+}
+
+template <typename T>
+HttpResponse ServeStatus(ResourceRegistry<T>* reg, const Clock* clock, const HttpRequest& req,
+                         const Query& q, const std::string& ns, const std::string& name) {
+  ResourceRoutes<T> routes(reg, clock, req, q);
+  if (Status s = CheckDryRun(req, q); !s.ok()) return ErrorResponse(s);
+  if (req.method == "GET") return routes.Object(reg->Get(ns, name));
+  if (req.method == "PUT") return routes.Update(ns, name, /*status=*/true);
+  if (req.method == "PATCH") return routes.Patch(ns, name, /*status=*/true);
+  return MethodNotAllowed(req.method);
+}
+
+HttpResponse ScaleResponse(const Result<Scale>& r) {
+  if (!r.ok()) return ErrorResponse(r.status());
+  return JsonResponse(200, ScaleToJson(*r));
+}
+
+Result<Scale> DecodeScale(const json& j) {
+  if (Status s = CheckKind(j, "Scale", "autoscaling/v1"); !s.ok()) return s;
+  return ScaleFromJson(j);
+}
+
+HttpResponse ServeScale(Registry* registry, const HttpRequest& req, const std::string& ns,
+                        const std::string& name, const Query& q) {
+  if (Status s = CheckDryRun(req, q); !s.ok()) return ErrorResponse(s);
+  if (req.method == "GET") return ScaleResponse(registry->GetScale(ns, name));
+  if (req.method == "PUT") {
+    if (!IsJsonContentType(req.content_type)) return UnsupportedMediaTypeResponse(req.content_type);
+    Result<json> j = ParseBody(req.body);
+    if (!j.ok()) return ErrorResponse(j.status());
+    Result<Scale> scale = DecodeScale(*j);
+    if (!scale.ok()) return ErrorResponse(scale.status());
+    if (Status s = ReconcileMeta(&scale->metadata, ns, &name); !s.ok()) return ErrorResponse(s);
+    return ScaleResponse(registry->UpdateScale(ns, name, *scale));
+  }
+  if (req.method == "PATCH") {
+    PatchType type;
+    if (!PatchTypeOf(req.content_type, &type)) return UnsupportedMediaTypeResponse(req.content_type);
+    for (int attempt = 0;; ++attempt) {
+      Result<Scale> cur = registry->GetScale(ns, name);
+      if (!cur.ok()) return ErrorResponse(cur.status());
+      Result<json> patched = ApplyPatch(ScaleToJson(*cur), type, req.body);
+      if (!patched.ok()) return ErrorResponse(patched.status());
+      Result<Scale> scale = DecodeScale(*patched);
+      if (!scale.ok()) return ErrorResponse(scale.status());
+      if (Status s = ReconcileMeta(&scale->metadata, ns, &name); !s.ok()) return ErrorResponse(s);
+      const bool pinned = scale->metadata.resource_version != cur->metadata.resource_version;
+      Result<Scale> r = registry->UpdateScale(ns, name, *scale);
+      if (r.ok() || r.status().code() != Code::kConflict || pinned ||
+          attempt + 1 >= kPatchConflictRetries) {
+        return ScaleResponse(r);
+      }
+    }
+  }
+  return MethodNotAllowed(req.method);
+}
+
+HttpResponse Text(std::string body) {
+  HttpResponse r;
+  r.content_type = "text/plain; charset=utf-8";
+  r.body = std::move(body);
+  return r;
+}
+
+}  // namespace
+
+std::string DumpJson(const json& j) {
+  return j.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
+}
+
+bool PercentDecode(std::string_view in, std::string* out) {
+  out->clear();
+  out->reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const char c = in[i];
+    if (c == '+') {
+      out->push_back(' ');
+    } else if (c == '%') {
+      if (i + 2 >= in.size()) return false;
+      auto hex = [](char h) -> int {
+        if (h >= '0' && h <= '9') return h - '0';
+        if (h >= 'a' && h <= 'f') return h - 'a' + 10;
+        if (h >= 'A' && h <= 'F') return h - 'A' + 10;
+        return -1;
+      };
+      const int hi = hex(in[i + 1]);
+      const int lo = hex(in[i + 2]);
+      if (hi < 0 || lo < 0) return false;
+      out->push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else {
+      out->push_back(c);
+    }
+  }
+  return true;
+}
+
+ApiHandler::ApiHandler(Registry* registry, const Clock* clock)
+    : registry_(registry), clock_(clock) {}
+
+ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<WatchSink>& sink) {
+  const size_t qmark = req.target.find('?');
+  const std::string path = req.target.substr(0, qmark);
+  Result<Query> q = ParseQuery(qmark == std::string::npos ? std::string_view()
+                                                          : std::string_view(req.target).substr(qmark + 1));
+  if (!q.ok()) return Respond(ErrorResponse(q.status()));
+  std::vector<std::string> seg = Segments(path);
+  for (std::string& s : seg) {
+    std::string decoded;
+    if (!PercentDecode(s, &decoded)) return Respond(ErrorResponse(Code::kBadRequest, "malformed path"));
+    s = std::move(decoded);
+  }
+  const bool get = req.method == "GET" || req.method == "HEAD";
+  auto fixed = [&](const json& doc) {
+    return Respond(get ? JsonResponse(200, doc) : MethodNotAllowed(req.method));
+  };
+  if (seg.size() == 1 && seg[0] == "version") return fixed(VersionJson());
+  if (seg.size() == 1 && (seg[0] == "healthz" || seg[0] == "readyz" || seg[0] == "livez")) {
+    return Respond(get ? Text("ok") : MethodNotAllowed(req.method));
+  }
+  if (seg.size() == 1 && seg[0] == "api") return fixed(ApiVersionsJson());
+  if (seg.size() == 1 && seg[0] == "apis") return fixed(ApiGroupListJson());
+  if (seg.size() == 2 && seg[0] == "api" && seg[1] == "v1") return fixed(CoreV1ResourcesJson());
+  if (seg.size() == 2 && seg[0] == "openapi" && seg[1] == "v3") return fixed(OpenApiV3RootJson());
+  if (seg.size() == 4 && seg[0] == "openapi" && seg[1] == "v3" && seg[2] == "api" && seg[3] == "v1") {
+    return fixed(OpenApiV3CoreV1Json());
+  }
+  if (seg.size() < 3 || seg[0] != "api" || seg[1] != "v1") return Respond(NotFound(path));
+
+  size_t i = 2;
+  const bool watch_path = seg[i] == "watch";
+  if (watch_path) ++i;
+  std::string ns;
+  bool cluster_scope = true;
+  if (i < seg.size() && seg[i] == "namespaces") {
+    if (i + 2 >= seg.size()) return Respond(NotFound(path));
+    ns = seg[i + 1];
+    cluster_scope = false;
+    i += 2;
+  }
+  if (i >= seg.size()) return Respond(NotFound(path));
+  const std::string& resource = seg[i++];
+  const bool pods = resource == "pods";
+  if (!pods && resource != "replicationcontrollers") return Respond(NotFound(path));
+  const std::string* name = i < seg.size() ? &seg[i++] : nullptr;
+  const std::string* sub = i < seg.size() ? &seg[i++] : nullptr;
+  if (i != seg.size() || (name != nullptr && cluster_scope)) return Respond(NotFound(path));
+
+  if (sub == nullptr) {
+    if (pods) {
+      return ServeResource(&registry_->pods(), clock_, req, *q, cluster_scope, watch_path, ns, name,
+                           sink);
+    }
+    return ServeResource(&registry_->controllers(), clock_, req, *q, cluster_scope, watch_path, ns,
+                         name, sink);
+  }
+  if (watch_path) return Respond(NotFound(path));
+  if (*sub == "status") {
+    if (pods) return Respond(ServeStatus(&registry_->pods(), clock_, req, *q, ns, *name));
+    return Respond(ServeStatus(&registry_->controllers(), clock_, req, *q, ns, *name));
+  }
+  if (*sub == "scale" && !pods) return Respond(ServeScale(registry_, req, ns, *name, *q));
+  return Respond(NotFound(path));
+}
+
+}  // namespace rcsim

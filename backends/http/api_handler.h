@@ -1,0 +1,83 @@
+// The Kubernetes core/v1 REST surface over the shared registry, independent of the HTTP transport:
+// routing, query parameters, request bodies, Status errors, lists, tables, patches and watches.
+// http_server.cc feeds it parsed requests; tests may call it directly.
+//
+// Routes: /version, /api, /apis, /api/v1, /openapi/v3[/api/v1], /healthz, /readyz, /livez;
+// /api/v1/[watch/][namespaces/{ns}/]{pods|replicationcontrollers}[/{name}[/status|/scale]].
+// Errors are Status objects: 400 malformed JSON or query, 404 unknown route or object, 405 wrong
+// method, 409 AlreadyExists/Conflict, 410 Gone, 415 unsupported Content-Type, 422 Invalid (including a
+// body of the wrong kind). Never 500 for bad input.
+//
+// Thread-safety: Handle may be called concurrently from any thread. It blocks on registry (store)
+// calls, so the server runs it off its I/O threads.
+#ifndef RCSIM_BACKENDS_HTTP_API_HANDLER_H_
+#define RCSIM_BACKENDS_HTTP_API_HANDLER_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/status.h"
+#include "engine/time.h"
+#include "registry/registry.h"
+
+namespace rcsim {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // path and query, still percent-encoded
+  std::string content_type;
+  std::string accept;
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+// Receives the lines of one watch stream, in order and never concurrently: first the initial events
+// (inline, on the thread calling Handle), then from the store's watch thread. Must not block.
+class WatchSink {
+ public:
+  virtual ~WatchSink() = default;
+  // One event: {"type":"ADDED","object":{...}} followed by '\n'.
+  virtual void OnLine(std::string line) = 0;
+  // The watch ended on its own (after an ERROR event); no line follows.
+  virtual void OnEnd() = 0;
+};
+
+// The result of one request: a complete response, or a live watch whose lines go to the sink given
+// to Handle. Destroying `watch` stops it (no sink call after the destructor returns).
+struct ApiOutcome {
+  HttpResponse response;  // for a watch: status 200 and the stream's Content-Type, empty body
+  std::unique_ptr<RegistryWatch> watch;
+  Duration watch_timeout{0};  // from ?timeoutSeconds; 0 when absent (the server picks)
+};
+
+// Default and maximum ?limit for lists are the client's business; none is imposed.
+class ApiHandler {
+ public:
+  // Neither pointer is owned; both must outlive the handler. The clock only dates Table AGE columns.
+  ApiHandler(Registry* registry, const Clock* clock);
+
+  ApiOutcome Handle(const HttpRequest& req, const std::shared_ptr<WatchSink>& sink);
+
+ private:
+  Registry* const registry_;
+  const Clock* const clock_;
+};
+
+// Serialises `j` compactly; invalid UTF-8 (request bytes echoed in messages) becomes U+FFFD instead of
+// throwing.
+std::string DumpJson(const nlohmann::json& j);
+
+// Percent-decodes a query component ('+' is a space). False if an escape is malformed.
+bool PercentDecode(std::string_view in, std::string* out);
+
+}  // namespace rcsim
+
+#endif  // RCSIM_BACKENDS_HTTP_API_HANDLER_H_

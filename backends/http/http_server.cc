@@ -1,0 +1,354 @@
+#include "backends/http/http_server.h"
+
+#include <algorithm>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+#include "backends/http/api_handler.h"
+#include "engine/codec.h"
+
+namespace rcsim {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+constexpr auto kWriteTimeout = std::chrono::seconds(60);
+
+// Lets threads outside the I/O loop (workers, store watch threads) post into it until Stop closes it;
+// after that their posts are dropped, so nothing touches the io_context while it is torn down.
+class Gate {
+ public:
+  template <typename Executor, typename Fn>
+  void Post(const Executor& ex, Fn&& fn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (open_) net::post(ex, std::forward<Fn>(fn));
+  }
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = false;
+  }
+
+ private:
+  std::mutex mu_;
+  bool open_ = true;  // guarded by mu_
+};
+
+// Constant-time comparison, so a token cannot be guessed byte by byte from response times.
+bool SecureEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::string_view AsStd(beast::string_view s) { return std::string_view(s.data(), s.size()); }
+
+}  // namespace
+
+struct HttpServer::Impl {
+  Impl(Registry* registry, const Clock* clock, HttpServerOptions o)
+      : options(std::move(o)), handler(registry, clock), gate(std::make_shared<Gate>()) {}
+
+  void DoAccept();
+
+  const HttpServerOptions options;
+  ApiHandler handler;
+  std::shared_ptr<Gate> gate;
+  std::unique_ptr<net::io_context> ioc;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::unique_ptr<net::thread_pool> workers;
+  std::vector<std::thread> io_threads;
+  uint16_t port = 0;
+  bool running = false;
+};
+
+namespace {
+
+// One connection. All members are touched only on the connection's strand (the socket's executor).
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, HttpServer::Impl* server)
+      : stream_(std::move(socket)), server_(server), timer_(stream_.get_executor()) {}
+
+  void Start() { DoRead(); }
+
+ private:
+  // Forwards a watch's lines to the session's strand; holds the session weakly (the session owns the
+  // watch, which owns this sink).
+  class Sink final : public WatchSink {
+   public:
+    Sink(std::shared_ptr<Gate> gate, std::weak_ptr<Session> session, net::any_io_executor ex)
+        : gate_(std::move(gate)), session_(std::move(session)), ex_(std::move(ex)) {}
+    void OnLine(std::string line) override {
+      gate_->Post(ex_, [w = session_, line = std::move(line)]() mutable {
+        if (auto s = w.lock()) s->OnWatchLine(std::move(line));
+      });
+    }
+    void OnEnd() override {
+      gate_->Post(ex_, [w = session_] {
+        if (auto s = w.lock()) s->OnWatchEnd();
+      });
+    }
+
+   private:
+    std::shared_ptr<Gate> gate_;
+    std::weak_ptr<Session> session_;
+    net::any_io_executor ex_;
+  };
+
+  void DoRead() {
+    parser_.emplace();
+    parser_->body_limit(server_->options.max_body_bytes);
+    stream_.expires_after(server_->options.idle_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&Session::OnRead, shared_from_this()));
+  }
+
+  void OnRead(beast::error_code ec, std::size_t) {
+    if (ec == http::error::body_limit) {
+      version_ = parser_->get().version();
+      keep_alive_ = false;
+      Status s(Code::kRequestTooLarge, "the request body is larger than " +
+                                           std::to_string(server_->options.max_body_bytes) + " bytes");
+      return WriteResponse(HttpCodeOf(s.code()), "application/json", DumpJson(StatusToJson(s)));
+    }
+    if (ec && ec.category() == http::make_error_code(http::error::end_of_stream).category() &&
+        ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      keep_alive_ = false;  // a malformed request: answer 400 and close
+      Status s(Code::kBadRequest, "malformed HTTP request: " + ec.message());
+      return WriteResponse(400, "application/json", DumpJson(StatusToJson(s)));
+    }
+    if (ec) return Close();
+
+    http::request<http::string_body> req = parser_->release();
+    version_ = req.version();
+    keep_alive_ = req.keep_alive();
+    if (!server_->options.bearer_token.empty() &&
+        !SecureEquals(AsStd(req[http::field::authorization]), "Bearer " + server_->options.bearer_token)) {
+      Status s(Code::kUnauthorized, "Unauthorized");
+      return WriteResponse(401, "application/json", DumpJson(StatusToJson(s)));
+    }
+    HttpRequest r;
+    r.method = std::string(req.method_string());
+    r.target = std::string(req.target());
+    r.content_type = std::string(req[http::field::content_type]);
+    r.accept = std::string(req[http::field::accept]);
+    r.body = std::move(req.body());
+    auto sink = std::make_shared<Sink>(server_->gate, weak_from_this(), stream_.get_executor());
+    net::post(*server_->workers, [self = shared_from_this(), r = std::move(r), sink]() mutable {
+      ApiOutcome out = self->server_->handler.Handle(r, sink);
+      auto ex = self->stream_.get_executor();
+      self->server_->gate->Post(ex, [self, out = std::move(out)]() mutable {
+        self->OnHandled(std::move(out));
+      });
+    });
+  }
+
+  void OnHandled(ApiOutcome out) {
+    if (out.watch == nullptr) {
+      return WriteResponse(out.response.status, out.response.content_type,
+                           std::move(out.response.body));
+    }
+    watch_ = std::move(out.watch);
+    stream_.expires_never();
+    watch_header_.emplace(http::status::ok, version_);
+    watch_header_->set(http::field::server, "rcsim-apiserver");
+    watch_header_->set(http::field::content_type, out.response.content_type);
+    watch_header_->set(http::field::cache_control, "no-cache, private");
+    watch_header_->chunked(true);
+    watch_header_->keep_alive(false);
+    watch_serializer_.emplace(*watch_header_);
+    writing_ = true;
+    http::async_write_header(
+        stream_, *watch_serializer_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+          self->writing_ = false;
+          if (ec) return self->Close();
+          self->header_sent_ = true;
+          self->Pump();
+        });
+    const Duration timeout = out.watch_timeout > Duration::zero()
+                                 ? out.watch_timeout
+                                 : server_->options.default_watch_timeout;
+    timer_.expires_after(std::chrono::duration_cast<net::steady_timer::duration>(timeout));
+    timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec) self->OnWatchEnd();
+    });
+    WatchForHangup();
+  }
+
+  // The client sends nothing during a watch; a completed read means it closed (or misbehaves).
+  void WatchForHangup() {
+    stream_.socket().async_read_some(
+        net::buffer(probe_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+          if (ec) return self->Close();
+          self->WatchForHangup();
+        });
+  }
+
+  void OnWatchLine(std::string line) {
+    if (closed_ || ending_) return;
+    pending_ += line;
+    if (pending_.size() > server_->options.max_watch_buffer_bytes) return Close();
+    Pump();
+  }
+
+  void OnWatchEnd() {
+    if (closed_) return;
+    ending_ = true;
+    watch_.reset();
+    Pump();
+  }
+
+  void Pump() {
+    if (!header_sent_ || writing_ || closed_) return;
+    if (!pending_.empty()) {
+      in_flight_ = std::move(pending_);
+      pending_.clear();
+      writing_ = true;
+      stream_.expires_after(kWriteTimeout);
+      net::async_write(stream_, http::make_chunk(net::buffer(in_flight_)),
+                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                         self->writing_ = false;
+                         self->stream_.expires_never();
+                         if (ec) return self->Close();
+                         self->Pump();
+                       });
+      return;
+    }
+    if (ending_) {
+      writing_ = true;
+      stream_.expires_after(kWriteTimeout);
+      net::async_write(stream_, http::make_chunk_last(),
+                       [self = shared_from_this()](beast::error_code, std::size_t) {
+                         self->writing_ = false;
+                         self->Close();
+                       });
+    }
+  }
+
+  void WriteResponse(int code, std::string_view content_type, std::string body) {
+    auto res = std::make_shared<http::response<http::string_body>>();
+    res->version(version_);
+    res->result(static_cast<unsigned>(code));
+    res->set(http::field::server, "rcsim-apiserver");
+    res->set(http::field::content_type, std::string(content_type));
+    res->body() = std::move(body);
+    res->keep_alive(keep_alive_);
+    res->prepare_payload();
+    stream_.expires_after(kWriteTimeout);
+    http::async_write(stream_, *res,
+                      [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+                        if (ec || !res->keep_alive()) return self->Close();
+                        self->DoRead();
+                      });
+  }
+
+  void Close() {
+    if (closed_) return;
+    closed_ = true;
+    watch_.reset();
+    timer_.cancel();
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+  }
+
+  beast::tcp_stream stream_;
+  HttpServer::Impl* const server_;
+  net::steady_timer timer_;  // the watch's timeoutSeconds
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  unsigned version_ = 11;
+  bool keep_alive_ = true;
+  bool closed_ = false;
+
+  // Watch streaming.
+  std::unique_ptr<RegistryWatch> watch_;
+  std::optional<http::response<http::empty_body>> watch_header_;
+  std::optional<http::response_serializer<http::empty_body>> watch_serializer_;
+  std::string pending_;    // lines not yet written
+  std::string in_flight_;  // the chunk being written
+  bool header_sent_ = false;
+  bool writing_ = false;
+  bool ending_ = false;
+  char probe_[512];
+};
+
+}  // namespace
+
+void HttpServer::Impl::DoAccept() {
+  acceptor->async_accept(net::make_strand(*ioc), [this](beast::error_code ec, tcp::socket socket) {
+    if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
+    if (!ec) {
+      beast::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      std::make_shared<Session>(std::move(socket), this)->Start();
+    }
+    DoAccept();
+  });
+}
+
+HttpServer::HttpServer(Registry* registry, const Clock* clock, HttpServerOptions options)
+    : impl_(std::make_unique<Impl>(registry, clock, std::move(options))) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Status HttpServer::Start() {
+  Impl& s = *impl_;
+  if (s.running) return Status(Code::kInvalid, "the server is already running");
+  beast::error_code ec;
+  const net::ip::address addr = net::ip::make_address(s.options.address, ec);
+  if (ec) return Status(Code::kInvalid, "bad listen address \"" + s.options.address + "\"");
+  s.ioc = std::make_unique<net::io_context>(std::max(1, s.options.io_threads));
+  s.acceptor = std::make_unique<tcp::acceptor>(*s.ioc);
+  const tcp::endpoint endpoint(addr, s.options.port);
+  s.acceptor->open(endpoint.protocol(), ec);
+  if (!ec) s.acceptor->set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor->bind(endpoint, ec);
+  if (!ec) s.acceptor->listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    s.acceptor.reset();
+    s.ioc.reset();
+    return Status(Code::kUnavailable, "cannot listen on " + s.options.address + ":" +
+                                          std::to_string(s.options.port) + ": " + ec.message());
+  }
+  s.port = s.acceptor->local_endpoint().port();
+  s.gate = std::make_shared<Gate>();
+  s.workers = std::make_unique<net::thread_pool>(std::max(1, s.options.worker_threads));
+  s.DoAccept();
+  for (int i = 0; i < std::max(1, s.options.io_threads); ++i) {
+    s.io_threads.emplace_back([&s] { s.ioc->run(); });
+  }
+  s.running = true;
+  return Status::Ok();
+}
+
+uint16_t HttpServer::port() const { return impl_->port; }
+
+void HttpServer::Stop() {
+  Impl& s = *impl_;
+  if (!s.running) return;
+  s.running = false;
+  s.ioc->stop();
+  for (std::thread& t : s.io_threads) t.join();
+  s.io_threads.clear();
+  s.workers->join();  // in-flight requests finish; their responses are queued, never run
+  s.gate->Close();    // from here no thread posts into the io_context
+  s.workers.reset();
+  s.acceptor.reset();
+  s.ioc.reset();  // destroys the queued handlers, hence every session, socket and watch
+}
+
+}  // namespace rcsim

@@ -1,0 +1,65 @@
+// HttpServer: the Kubernetes-compatible API server over HTTP/1.1 (Boost.Beast on Asio).
+//
+// Threading: `io_threads` threads run every socket asynchronously (one strand per connection, no
+// thread per connection), so hundreds of watch streams cost a few kilobytes each. Registry calls block
+// on the store (a real etcd round trip), so each request is handed to a pool of `worker_threads` and
+// its response handed back to the connection's strand; a slow store therefore never stalls the
+// sockets. Watch events arrive on the store's watch thread and are posted to the connection's strand.
+// TCP_NODELAY is set on every accepted socket.
+//
+// Watch streams are chunked HTTP responses, one JSON event per line, held open until the client goes
+// away, ?timeoutSeconds (default options.default_watch_timeout) passes or the watch ends with an
+// ERROR event; the connection then closes. A client that falls more than max_watch_buffer_bytes behind
+// is disconnected.
+//
+// Thread-safety: Start/Stop/port from one thread; the server's own work is internally synchronised.
+#ifndef RCSIM_BACKENDS_HTTP_HTTP_SERVER_H_
+#define RCSIM_BACKENDS_HTTP_HTTP_SERVER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/status.h"
+#include "engine/time.h"
+#include "registry/registry.h"
+
+namespace rcsim {
+
+struct HttpServerOptions {
+  std::string address = "127.0.0.1";
+  uint16_t port = 8080;            // 0: an ephemeral port, see HttpServer::port()
+  std::string bearer_token;        // non-empty: requests need "Authorization: Bearer <token>" (else 401)
+  std::size_t max_body_bytes = 3 << 20;  // larger request bodies get 413
+  int io_threads = 2;
+  int worker_threads = 8;
+  Duration default_watch_timeout = std::chrono::minutes(30);
+  Duration idle_timeout = std::chrono::minutes(5);  // idle keep-alive connections are closed
+  std::size_t max_watch_buffer_bytes = 64 << 20;
+};
+
+class HttpServer {
+ public:
+  // Neither pointer is owned; both must outlive the server. `clock` dates Table AGE columns.
+  HttpServer(Registry* registry, const Clock* clock, HttpServerOptions options);
+  ~HttpServer();  // Stop()
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds, listens and starts the threads. kInvalid for a bad address, kUnavailable if it cannot bind.
+  Status Start();
+  // The bound port (after Start).
+  uint16_t port() const;
+  // Stops accepting, closes every connection and watch, joins the threads. Idempotent.
+  void Stop();
+
+  struct Impl;  // defined in http_server.cc
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rcsim
+
+#endif  // RCSIM_BACKENDS_HTTP_HTTP_SERVER_H_

@@ -1,0 +1,86 @@
+#include "backends/http/patch.h"
+
+#include <string>
+#include <vector>
+
+namespace rcsim {
+namespace {
+
+using json = nlohmann::json;
+
+std::string_view MediaType(std::string_view content_type) {
+  std::string_view t = content_type.substr(0, content_type.find(';'));
+  while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+  while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+  return t;
+}
+
+// Removes strategic-merge-patch directives, recursively.
+void DropDirectives(json& j) {
+  if (j.is_object()) {
+    std::vector<std::string> drop;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!it.key().empty() && it.key().front() == '$') {
+        drop.push_back(it.key());
+      } else {
+        DropDirectives(it.value());
+      }
+    }
+    for (const std::string& k : drop) j.erase(k);
+  } else if (j.is_array()) {
+    for (json& e : j) DropDirectives(e);
+  }
+}
+
+}  // namespace
+
+bool PatchTypeOf(std::string_view content_type, PatchType* type) {
+  const std::string_view t = MediaType(content_type);
+  if (t == "application/merge-patch+json") {
+    *type = PatchType::kMerge;
+  } else if (t == "application/strategic-merge-patch+json") {
+    *type = PatchType::kStrategicMerge;
+  } else if (t == "application/json-patch+json") {
+    *type = PatchType::kJsonPatch;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+Result<json> ApplyPatch(const json& target, PatchType type, std::string_view patch_body) {
+  json patch = json::parse(patch_body, nullptr, /*allow_exceptions=*/false);
+  if (patch.is_discarded()) return Status(Code::kBadRequest, "the patch body is not valid JSON");
+  switch (type) {
+    case PatchType::kStrategicMerge:
+      DropDirectives(patch);
+      [[fallthrough]];
+    case PatchType::kMerge: {
+      if (!patch.is_object()) return Status(Code::kBadRequest, "a merge patch must be a JSON object");
+      json out = target;
+      out.merge_patch(patch);
+      return out;
+    }
+    case PatchType::kJsonPatch: {
+      if (!patch.is_array()) {
+        return Status(Code::kBadRequest, "a JSON patch must be an array of operations");
+      }
+      for (const json& op : patch) {
+        if (!op.is_object() || !op.contains("op") || !op["op"].is_string() || !op.contains("path") ||
+            !op["path"].is_string()) {
+          return Status(Code::kBadRequest, "malformed JSON patch operation: " + op.dump(-1, ' ', false, json::error_handler_t::replace));
+        }
+      }
+      // nlohmann reports an inapplicable operation (bad pointer, missing path, failed test) by
+      // exception: this is the parse boundary.
+      try {
+        return target.patch(patch);
+      } catch (const json::exception& e) {
+        return Status(Code::kInvalid, std::string("the JSON patch could not be applied: ") + e.what());
+      }
+    }
+  }
+  return Status(Code::kBadRequest, "unsupported patch type");
+}
+
+}  // namespace rcsim

@@ -1,0 +1,35 @@
+// PATCH bodies applied to an object's JSON, as the Kubernetes API server does for the fields we serve.
+//
+// - application/merge-patch+json: RFC 7386 JSON merge patch.
+// - application/strategic-merge-patch+json: treated as a merge patch (maps merge, lists are replaced);
+//   directive keys ("$patch", "$setElementOrder/...", "$retainKeys", "$deleteFromPrimitiveList/...")
+//   are dropped, since none of the lists we serve has a merge key that needs them.
+// - application/json-patch+json: RFC 6902 JSON patch.
+//
+// Thread-safety: pure functions.
+#ifndef RCSIM_BACKENDS_HTTP_PATCH_H_
+#define RCSIM_BACKENDS_HTTP_PATCH_H_
+
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/status.h"
+
+namespace rcsim {
+
+enum class PatchType { kMerge, kStrategicMerge, kJsonPatch };
+
+// The patch type of a Content-Type header (parameters ignored); kBadRequest-free: nullopt-like
+// failure is reported as false.
+bool PatchTypeOf(std::string_view content_type, PatchType* type);
+
+// Applies `patch_body` to `target`. kBadRequest for a malformed body (not JSON, a merge patch that is
+// not an object, a JSON patch that is not an array of operations); kInvalid when a JSON patch operation
+// cannot be applied (missing path, failed test).
+Result<nlohmann::json> ApplyPatch(const nlohmann::json& target, PatchType type,
+                                  std::string_view patch_body);
+
+}  // namespace rcsim
+
+#endif  // RCSIM_BACKENDS_HTTP_PATCH_H_

@@ -1,0 +1,142 @@
+#include "backends/http/table.h"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "engine/codec.h"
+
+namespace rcsim {
+namespace {
+
+using json = nlohmann::json;
+
+json Column(const char* name, const char* type, const char* format, const char* description) {
+  return {{"name", name},
+          {"type", type},
+          {"format", format},
+          {"description", description},
+          {"priority", 0}};
+}
+
+std::string Age(const ObjectMeta& meta, TimePoint now) {
+  if (!meta.creation_timestamp) return "<unknown>";
+  return HumanAge(now - *meta.creation_timestamp);
+}
+
+json RowObject(const ObjectMeta& meta, const json& full, IncludeObject include) {
+  switch (include) {
+    case IncludeObject::kNone:
+      return nullptr;
+    case IncludeObject::kObject:
+      return full;
+    case IncludeObject::kMetadata:
+      break;
+  }
+  return {{"kind", "PartialObjectMetadata"},
+          {"apiVersion", "meta.k8s.io/v1"},
+          {"metadata", ObjectMetaToJson(meta)}};
+}
+
+json TableShell(json columns, const TableOptions& opts) {
+  json metadata = json::object();
+  if (!opts.resource_version.empty()) metadata["resourceVersion"] = opts.resource_version;
+  if (!opts.continue_token.empty()) metadata["continue"] = opts.continue_token;
+  json t = {{"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", std::move(metadata)}};
+  t["columnDefinitions"] = opts.include_columns ? std::move(columns) : json::array();
+  t["rows"] = json::array();
+  return t;
+}
+
+}  // namespace
+
+bool AcceptsTable(std::string_view accept) {
+  return accept.find("as=Table") != std::string_view::npos &&
+         accept.find("g=meta.k8s.io") != std::string_view::npos;
+}
+
+std::string HumanAge(Duration d) {
+  using std::chrono::duration_cast;
+  const int64_t secs = duration_cast<std::chrono::seconds>(d).count();
+  if (secs < -1) return "<invalid>";
+  if (secs < 0) return "0s";
+  if (secs < 60 * 2) return std::to_string(secs) + "s";
+  const int64_t mins = secs / 60;
+  if (mins < 10) {
+    const int64_t s = secs % 60;
+    return s == 0 ? std::to_string(mins) + "m" : std::to_string(mins) + "m" + std::to_string(s) + "s";
+  }
+  if (mins < 60 * 3) return std::to_string(mins) + "m";
+  const int64_t hours = mins / 60;
+  if (hours < 8) {
+    const int64_t m = mins % 60;
+    return m == 0 ? std::to_string(hours) + "h" : std::to_string(hours) + "h" + std::to_string(m) + "m";
+  }
+  if (hours < 48) return std::to_string(hours) + "h";
+  if (hours < 24 * 8) {
+    const int64_t h = hours % 24;
+    return h == 0 ? std::to_string(hours / 24) + "d"
+                  : std::to_string(hours / 24) + "d" + std::to_string(h) + "h";
+  }
+  if (hours < 24 * 365 * 2) return std::to_string(hours / 24) + "d";
+  if (hours < 24 * 365 * 8) {
+    const int64_t days = hours / 24 - 365 * (hours / 24 / 365);
+    return days == 0 ? std::to_string(hours / 24 / 365) + "y"
+                     : std::to_string(hours / 24 / 365) + "y" + std::to_string(days) + "d";
+  }
+  return std::to_string(hours / 24 / 365) + "y";
+}
+
+json PodTable(const std::vector<PodPtr>& pods, const TableOptions& opts) {
+  json columns = json::array(
+      {Column("Name", "string", "name",
+              "Name must be unique within a namespace."),
+       Column("Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic."),
+       Column("Status", "string", "", "The aggregate status of the containers in this pod."),
+       Column("Restarts", "string", "", "The number of times the containers in this pod have been restarted."),
+       Column("Age", "string", "", "CreationTimestamp is a timestamp representing the server time when this object was created.")});
+  json table = TableShell(std::move(columns), opts);
+  for (const PodPtr& pod : pods) {
+    int ready = 0;
+    int64_t restarts = 0;
+    for (const ContainerStatus& cs : pod->status.container_statuses) {
+      if (cs.ready) ++ready;
+      restarts += cs.restart_count;
+    }
+    std::string status = pod->status.reason.empty() ? pod->status.phase : pod->status.reason;
+    if (pod->metadata.deletion_timestamp) status = "Terminating";
+    json row = {{"cells",
+                 {pod->metadata.name,
+                  std::to_string(ready) + "/" + std::to_string(pod->spec.containers.size()), status,
+                  std::to_string(restarts), Age(pod->metadata, opts.now)}}};
+    json obj = RowObject(pod->metadata,
+                         opts.include_object == IncludeObject::kObject ? PodToJson(*pod) : json(),
+                         opts.include_object);
+    if (!obj.is_null()) row["object"] = std::move(obj);
+    table["rows"].push_back(std::move(row));
+  }
+  return table;
+}
+
+json ControllerTable(const std::vector<ControllerPtr>& rcs, const TableOptions& opts) {
+  json columns = json::array(
+      {Column("Name", "string", "name", "Name must be unique within a namespace."),
+       Column("Desired", "integer", "", "Replicas is the number of desired replicas."),
+       Column("Current", "integer", "", "Replicas is the most recently observed number of replicas."),
+       Column("Ready", "integer", "", "The number of ready replicas for this replication controller."),
+       Column("Age", "string", "", "CreationTimestamp is a timestamp representing the server time when this object was created.")});
+  json table = TableShell(std::move(columns), opts);
+  for (const ControllerPtr& rc : rcs) {
+    json row = {{"cells",
+                 {rc->metadata.name, rc->spec.replicas, rc->status.replicas,
+                  rc->status.ready_replicas, Age(rc->metadata, opts.now)}}};
+    json obj = RowObject(rc->metadata,
+                         opts.include_object == IncludeObject::kObject ? ControllerToJson(*rc) : json(),
+                         opts.include_object);
+    if (!obj.is_null()) row["object"] = std::move(obj);
+    table["rows"].push_back(std::move(row));
+  }
+  return table;
+}
+
+}  // namespace rcsim

@@ -1,0 +1,53 @@
+#include "backends/http/table.h"
+
+#include <gtest/gtest.h>
+
+namespace rcsim {
+namespace {
+
+TEST(HumanAgeTest, MatchesKubernetesHumanDuration) {
+  EXPECT_EQ(HumanAge(std::chrono::seconds(-5)), "<invalid>");
+  EXPECT_EQ(HumanAge(std::chrono::milliseconds(-500)), "0s");
+  EXPECT_EQ(HumanAge(std::chrono::seconds(45)), "45s");
+  EXPECT_EQ(HumanAge(std::chrono::seconds(119)), "119s");
+  EXPECT_EQ(HumanAge(std::chrono::seconds(200)), "3m20s");
+  EXPECT_EQ(HumanAge(std::chrono::minutes(5)), "5m");
+  EXPECT_EQ(HumanAge(std::chrono::minutes(90)), "90m");
+  EXPECT_EQ(HumanAge(std::chrono::minutes(5 * 60 + 7)), "5h7m");
+  EXPECT_EQ(HumanAge(std::chrono::hours(30)), "30h");
+  EXPECT_EQ(HumanAge(std::chrono::hours(24 * 3 + 4)), "3d4h");
+  EXPECT_EQ(HumanAge(std::chrono::hours(24 * 100)), "100d");
+  EXPECT_EQ(HumanAge(std::chrono::hours(24 * (365 * 3 + 10))), "3y10d");
+  EXPECT_EQ(HumanAge(std::chrono::hours(24 * 365 * 9)), "9y");
+}
+
+TEST(AcceptsTableTest, NeedsTheTableMediaTypeOfMetaGroup) {
+  EXPECT_TRUE(AcceptsTable("application/json;as=Table;v=v1;g=meta.k8s.io,application/json"));
+  EXPECT_FALSE(AcceptsTable("application/json"));
+  EXPECT_FALSE(AcceptsTable("application/json;as=Table;v=v1;g=other.io"));
+}
+
+TEST(PodTableTest, ColumnsAndCells) {
+  auto pod = std::make_shared<Pod>();
+  pod->metadata.name = "web-1";
+  pod->metadata.creation_timestamp = TimePoint(std::chrono::hours(1));
+  pod->spec.containers = {Container{"a", "img", {}, {}}, Container{"b", "img", {}, {}}};
+  pod->status.phase = "Running";
+  pod->status.container_statuses = {ContainerStatus{"a", true, 2}, ContainerStatus{"b", false, 1}};
+  TableOptions opts;
+  opts.now = TimePoint(std::chrono::hours(1) + std::chrono::seconds(30));
+  nlohmann::json t = PodTable({pod}, opts);
+  ASSERT_EQ(t["columnDefinitions"].size(), 5u);
+  EXPECT_EQ(t["rows"][0]["cells"], nlohmann::json({"web-1", "1/2", "Running", "3", "30s"}));
+  auto deleting = std::make_shared<Pod>(*pod);
+  deleting->metadata.deletion_timestamp = opts.now;
+  opts.include_columns = false;
+  opts.include_object = IncludeObject::kNone;
+  nlohmann::json t2 = PodTable({deleting}, opts);
+  EXPECT_TRUE(t2["columnDefinitions"].empty());
+  EXPECT_EQ(t2["rows"][0]["cells"][2], "Terminating");
+  EXPECT_FALSE(t2["rows"][0].contains("object"));
+}
+
+}  // namespace
+}  // namespace rcsim

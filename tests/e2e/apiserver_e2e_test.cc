@@ -1,0 +1,379 @@
+// End to end: etcd + the apiserver binary, driven by the installed kubectl and the Debian
+// python3-kubernetes client. Skipped (with a message) only when /usr/bin/kubectl is absent.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/etcd_fixture/etcd_process.h"
+
+namespace rcsim {
+namespace {
+
+using json = nlohmann::json;
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr const char* kKubectl = "/usr/bin/kubectl";
+constexpr const char* kPython = "/usr/bin/python3";
+constexpr const char* kEtcdctl = "/usr/bin/etcdctl";
+constexpr auto kCommandDeadline = std::chrono::seconds(60);
+
+// A child process whose stdout and stderr go to one pipe we read with deadlines. Killed (SIGKILL)
+// on destruction, and by the kernel if this test dies.
+class Child {
+ public:
+  static std::unique_ptr<Child> Spawn(const std::vector<std::string>& argv) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return nullptr;
+    const pid_t pid = fork();
+    if (pid < 0) return nullptr;
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      dup2(fds[1], 1);
+      dup2(fds[1], 2);
+      std::vector<char*> args;
+      for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    return std::unique_ptr<Child>(new Child(pid, fds[0]));
+  }
+  ~Child() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    close(fd_);
+  }
+
+  // Reads until `needle` appears in the output (true) or the deadline / EOF (false).
+  bool WaitFor(const std::string& needle, SteadyClock::duration timeout = kCommandDeadline) {
+    const auto until = SteadyClock::now() + timeout;
+    while (output_.find(needle) == std::string::npos) {
+      if (!ReadSome(until)) return false;
+    }
+    return true;
+  }
+  // Reads to EOF and reaps the child; returns its exit code (-1 on deadline or signal).
+  int Wait(SteadyClock::duration timeout = kCommandDeadline) {
+    const auto until = SteadyClock::now() + timeout;
+    while (ReadSome(until)) {
+    }
+    if (!eof_) return -1;
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  void Terminate() {
+    if (pid_ > 0) kill(pid_, SIGTERM);
+  }
+  const std::string& output() const { return output_; }
+
+ private:
+  Child(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
+  bool ReadSome(SteadyClock::time_point until) {
+    if (eof_) return false;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - SteadyClock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return SteadyClock::now() < until;
+    char buf[4096];
+    const ssize_t n = read(fd_, buf, sizeof(buf));
+    if (n == 0) {
+      eof_ = true;
+      return false;
+    }
+    if (n > 0) output_.append(buf, static_cast<size_t>(n));
+    return true;
+  }
+
+  pid_t pid_;
+  int fd_;
+  std::string output_;
+  bool eof_ = false;
+};
+
+struct CommandResult {
+  int code;
+  std::string output;
+};
+
+CommandResult RunCommand(const std::vector<std::string>& argv) {
+  std::unique_ptr<Child> c = Child::Spawn(argv);
+  if (c == nullptr) return {-1, "spawn failed"};
+  const int code = c->Wait();
+  return {code, c->output()};
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+std::string PodYaml(const std::string& name) {
+  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
+         "\n  labels:\n    app: web\nspec:\n  containers:\n  - name: web\n    image: nginx\n";
+}
+
+constexpr const char* kRcYaml = R"(apiVersion: v1
+kind: ReplicationController
+metadata:
+  name: web
+spec:
+  replicas: 3
+  selector:
+    app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: web
+        image: nginx
+)";
+
+constexpr const char* kPythonScript = R"(
+import sys
+from kubernetes import client, watch
+
+cfg = client.Configuration()
+cfg.host = sys.argv[1]
+api = client.CoreV1Api(client.ApiClient(cfg))
+pods = api.list_namespaced_pod("default", label_selector="app=web")
+print("LISTED", " ".join(sorted(p.metadata.name for p in pods.items)))
+rv = pods.metadata.resource_version
+body = client.V1Pod(metadata=client.V1ObjectMeta(name="py-pod", labels={"app": "web"}),
+                    spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="nginx")]))
+api.create_namespaced_pod("default", body)
+w = watch.Watch()
+for ev in w.stream(api.list_namespaced_pod, "default", label_selector="app=web",
+                   resource_version=rv, timeout_seconds=30):
+    print("EVENT", ev["type"], ev["object"].metadata.name)
+    w.stop()
+    break
+)";
+
+// A raw HTTP watch connection: sends the request, then reads with a receive timeout.
+class RawWatch {
+ public:
+  RawWatch(int port, const std::string& target) : fd_(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval tv{60, 0};  // generous: a missing event fails the test instead of hanging it
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return;
+    const std::string req = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    connected_ = send(fd_, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size());
+  }
+  ~RawWatch() { close(fd_); }
+  // Reads until `needle` was received; false on timeout or close.
+  bool WaitFor(const std::string& needle) {
+    if (!connected_) return false;
+    char buf[4096];
+    while (received_.find(needle) == std::string::npos) {
+      const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) return false;
+      received_.append(buf, static_cast<size_t>(n));
+    }
+    return true;
+  }
+  const std::string& received() const { return received_; }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+  std::string received_;
+};
+
+class ApiserverE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (access(kKubectl, X_OK) != 0) {
+      GTEST_SKIP() << kKubectl << " is not installed; the kubectl end-to-end test needs it";
+    }
+    char tmpl[] = "/tmp/rcsim-e2e-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    // kubectl reads and caches under HOME; keep it away from the user's.
+    setenv("HOME", dir_.c_str(), 1);
+    WriteFile(dir_ + "/kubeconfig", "apiVersion: v1\nkind: Config\n");
+    setenv("KUBECONFIG", (dir_ + "/kubeconfig").c_str(), 1);
+
+    Result<std::unique_ptr<EtcdProcess>> etcd = EtcdProcess::Start();
+    ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
+    etcd_ = std::move(etcd).value();
+    apiserver_ = Child::Spawn({RCSIM_APISERVER_PATH, "--etcd_servers=" + etcd_->endpoint(),
+                               "--port=0"});
+    ASSERT_NE(apiserver_, nullptr);
+    ASSERT_TRUE(apiserver_->WaitFor("\n")) << apiserver_->output();
+    const std::string& out = apiserver_->output();
+    const size_t colon = out.rfind(':', out.find('\n'));
+    ASSERT_TRUE(out.starts_with("listening on 127.0.0.1:")) << out;
+    port_ = std::stoi(out.substr(colon + 1, out.find('\n') - colon - 1));
+    server_ = "http://127.0.0.1:" + std::to_string(port_);
+  }
+
+  void TearDown() override {
+    if (apiserver_) {
+      apiserver_->Terminate();
+      EXPECT_EQ(apiserver_->Wait(), 0) << apiserver_->output();
+    }
+    apiserver_.reset();
+    etcd_.reset();
+    if (!dir_.empty()) RunCommand({"/bin/rm", "-rf", dir_});
+  }
+
+  std::vector<std::string> Kubectl(std::vector<std::string> args) {
+    std::vector<std::string> argv = {kKubectl, "--server", server_, "--namespace", "default"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+  CommandResult K(std::vector<std::string> args) { return RunCommand(Kubectl(std::move(args))); }
+
+  std::string dir_;
+  std::unique_ptr<EtcdProcess> etcd_;
+  std::unique_ptr<Child> apiserver_;
+  std::string server_;
+  int port_ = 0;
+};
+
+TEST_F(ApiserverE2eTest, KubectlAndPythonClient) {
+  WriteFile(dir_ + "/rc.yaml", kRcYaml);
+  CommandResult create = K({"create", "-f", dir_ + "/rc.yaml"});
+  ASSERT_EQ(create.code, 0) << create.output;
+  EXPECT_NE(create.output.find("replicationcontroller/web created"), std::string::npos)
+      << create.output;
+
+  // No controller manager runs here: create the pods directly.
+  for (const std::string name : {"web-1", "web-2"}) {
+    WriteFile(dir_ + "/" + name + ".yaml", PodYaml(name));
+    CommandResult pod = K({"create", "-f", dir_ + "/" + name + ".yaml"});
+    ASSERT_EQ(pod.code, 0) << pod.output;
+    EXPECT_NE(pod.output.find("pod/" + name + " created"), std::string::npos) << pod.output;
+  }
+
+  CommandResult get_rc = K({"get", "rc"});
+  ASSERT_EQ(get_rc.code, 0) << get_rc.output;
+  EXPECT_NE(get_rc.output.find("DESIRED"), std::string::npos) << get_rc.output;
+  EXPECT_NE(get_rc.output.find("web"), std::string::npos) << get_rc.output;
+  EXPECT_NE(get_rc.output.find("3"), std::string::npos) << get_rc.output;
+
+  CommandResult get_pods = K({"get", "pods", "-l", "app=web", "-o", "json"});
+  ASSERT_EQ(get_pods.code, 0) << get_pods.output;
+  json pods = json::parse(get_pods.output, nullptr, false);
+  ASSERT_FALSE(pods.is_discarded()) << get_pods.output;
+  ASSERT_EQ(pods["items"].size(), 2u) << get_pods.output;
+  EXPECT_EQ(pods["items"][0]["metadata"]["name"], "web-1");
+  EXPECT_EQ(pods["items"][1]["metadata"]["name"], "web-2");
+
+  CommandResult scale = K({"scale", "rc", "web", "--replicas=5"});
+  ASSERT_EQ(scale.code, 0) << scale.output;
+  EXPECT_NE(scale.output.find("replicationcontroller/web scaled"), std::string::npos)
+      << scale.output;
+  CommandResult replicas = K({"get", "rc", "web", "-o", "jsonpath={.spec.replicas}"});
+  ASSERT_EQ(replicas.code, 0) << replicas.output;
+  EXPECT_EQ(replicas.output, "5");
+
+  // A watch in the background sees a new pod and a deletion.
+  std::unique_ptr<Child> watch = Child::Spawn(Kubectl({"get", "pods", "-w", "--output-watch-events"}));
+  ASSERT_NE(watch, nullptr);
+  ASSERT_TRUE(watch->WaitFor("web-2")) << watch->output();
+  WriteFile(dir_ + "/web-3.yaml", PodYaml("web-3"));
+  ASSERT_EQ(K({"create", "-f", dir_ + "/web-3.yaml"}).code, 0);
+  CommandResult del = K({"delete", "pod", "web-1"});
+  ASSERT_EQ(del.code, 0) << del.output;
+  EXPECT_NE(del.output.find("pod \"web-1\" deleted"), std::string::npos) << del.output;
+  EXPECT_TRUE(watch->WaitFor("web-3")) << watch->output();
+  EXPECT_TRUE(watch->WaitFor("DELETED")) << watch->output();
+  const std::string watched = watch->output();
+  EXPECT_NE(watched.find("ADDED"), std::string::npos) << watched;
+  EXPECT_NE(watched.find("web-1", watched.find("DELETED")), std::string::npos) << watched;
+  watch.reset();
+  CommandResult after = K({"get", "pods", "-o", "name"});
+  EXPECT_EQ(after.output, "pod/web-2\npod/web-3\n");
+
+  // The objects are in etcd under the Kubernetes layout.
+  CommandResult keys = RunCommand({kEtcdctl, "--endpoints=" + etcd_->endpoint(), "get", "--prefix",
+                         "/registry/", "--keys-only"});
+  ASSERT_EQ(keys.code, 0) << keys.output;
+  EXPECT_NE(keys.output.find("/registry/controllers/default/web"), std::string::npos) << keys.output;
+  EXPECT_NE(keys.output.find("/registry/pods/default/web-2"), std::string::npos) << keys.output;
+  EXPECT_EQ(keys.output.find("/registry/pods/default/web-1"), std::string::npos) << keys.output;
+
+  // The Python client lists by label selector and receives a watch event.
+  if (access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " is not installed";
+  WriteFile(dir_ + "/client.py", kPythonScript);
+  CommandResult py = RunCommand({kPython, dir_ + "/client.py", server_});
+  ASSERT_EQ(py.code, 0) << py.output;
+  EXPECT_NE(py.output.find("LISTED web-2 web-3"), std::string::npos) << py.output;
+  EXPECT_NE(py.output.find("EVENT ADDED py-pod"), std::string::npos) << py.output;
+}
+
+TEST_F(ApiserverE2eTest, KubectlReportsErrorsFromTheServer) {
+  CommandResult missing = K({"get", "pod", "nope"});
+  EXPECT_NE(missing.code, 0);
+  EXPECT_NE(missing.output.find("NotFound"), std::string::npos) << missing.output;
+  WriteFile(dir_ + "/bad.yaml", "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: bad\n"
+                                "spec:\n  replicas: -1\n  selector:\n    app: bad\n  template:\n"
+                                "    metadata:\n      labels:\n        app: bad\n    spec:\n"
+                                "      containers:\n      - name: c\n        image: nginx\n");
+  CommandResult bad = K({"create", "-f", dir_ + "/bad.yaml"});
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.output.find("spec.replicas"), std::string::npos) << bad.output;
+}
+
+}  // namespace
+}  // namespace rcsim
+
+namespace rcsim {
+namespace {
+
+// The apiserver over a real etcd holds 200 watch streams, still answers kubectl, and fans a new pod
+// out to every stream.
+TEST_F(ApiserverE2eTest, TwoHundredWatchStreams) {
+  constexpr int kWatches = 200;
+  std::vector<std::unique_ptr<RawWatch>> watches;
+  for (int i = 0; i < kWatches; ++i) {
+    watches.push_back(std::make_unique<RawWatch>(port_, "/api/v1/namespaces/default/pods?watch=1"));
+  }
+  for (int i = 0; i < kWatches; ++i) {
+    ASSERT_TRUE(watches[i]->WaitFor("\r\n\r\n")) << i << ": " << watches[i]->received();
+    ASSERT_TRUE(watches[i]->received().starts_with("HTTP/1.1 200")) << watches[i]->received();
+  }
+  CommandResult version = K({"get", "pods"});
+  ASSERT_EQ(version.code, 0) << version.output;
+  WriteFile(dir_ + "/fan.yaml", PodYaml("fan-out"));
+  CommandResult create = K({"create", "-f", dir_ + "/fan.yaml"});
+  ASSERT_EQ(create.code, 0) << create.output;
+  for (int i = 0; i < kWatches; ++i) {
+    EXPECT_TRUE(watches[i]->WaitFor("\"name\":\"fan-out\"")) << i << ": " << watches[i]->received();
+  }
+}
+
+}  // namespace
+}  // namespace rcsim
