@@ -33,6 +33,12 @@ void Expectations::ExpireWithin(const std::string& controller_key, Duration grac
   it->second.deadline = std::min(it->second.deadline, clock_->Now() + grace);
 }
 
+Duration Expectations::TimeUntilExpiry(const std::string& controller_key) const {
+  auto it = records_.find(controller_key);
+  if (it == records_.end()) return Duration::zero();
+  return std::max(Duration::zero(), it->second.deadline - clock_->Now());
+}
+
 void Expectations::CreationObserved(const std::string& controller_key) { LowerCreations(controller_key, 1); }
 
 void Expectations::LowerCreations(const std::string& controller_key, int adds) {

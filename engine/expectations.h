@@ -37,6 +37,8 @@ class Expectations {
   // if the write was applied the informer observes it well within `grace`; if it was not, the
   // controller acts again after `grace` instead of after the full timeout.
   void ExpireWithin(const std::string& controller_key, Duration grace);
+  // How long until the record expires (zero without a record or if already expired).
+  Duration TimeUntilExpiry(const std::string& controller_key) const;
   // Lowers pending creates by `adds` (creates that will never happen).
   void LowerCreations(const std::string& controller_key, int adds);
   // Forgets the controller (it was deleted).

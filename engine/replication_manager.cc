@@ -367,6 +367,11 @@ void ReplicationManager::ManageReplicas(const SyncPtr& s) {
       Trace("sync " + s->key + " active=" + std::to_string(active.size()) +
             " desired=" + std::to_string(desired) + (deleting ? " deleting" : " waiting for expectations"));
     }
+    if (!s->manage && !deleting && diff != 0) {
+      // Nothing may wake this controller when the expectations expire (the writes were lost): look
+      // again then rather than at the next resync.
+      queue_.AddAfter(s->key, expectations_.TimeUntilExpiry(s->key) + std::chrono::milliseconds(1));
+    }
     UpdateStatus(s);
     return;
   }
