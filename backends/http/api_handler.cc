@@ -128,7 +128,9 @@ Result<ListOptions> ListOptionsOf(const Query& q) {
     if (!sel.ok()) return sel.status();
     opts.label_selector = std::move(sel).value();
   }
-  std::string_view fields = q.params.count("fieldSelector") ? q.params.at("fieldSelector") : "";
+  // Owns the selector text: a string_view bound to the conditional's temporary would dangle.
+  const std::string fields_text = q.params.count("fieldSelector") ? q.params.at("fieldSelector") : "";
+  std::string_view fields = fields_text;
   while (!fields.empty()) {
     const size_t comma = fields.find(',');
     std::string_view term = fields.substr(0, comma);
