@@ -1,0 +1,200 @@
+// End to end: etcd, the apiserver and the controller-manager as real processes. A replication
+// controller created through the API converges to its replicas (pods owned by it), follows a scale
+// down, and the manager exits cleanly on SIGTERM.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/httpclient/http_api_client.h"
+#include "tests/api_http_contract/apiserver_process.h"
+#include "tests/etcd_fixture/etcd_process.h"
+
+#if !defined(RCSIM_APISERVER_BINARY) || !defined(RCSIM_CONTROLLER_MANAGER_BINARY)
+#error "the apiserver and controller-manager binaries must be given"
+#endif
+
+namespace rcsim {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+constexpr auto kConverge = std::chrono::seconds(60);
+
+// The controller-manager process, output in a temp log; killed (SIGKILL) if still running at destruction.
+class ManagerProcess {
+ public:
+  ManagerProcess(const std::string& etcd, const std::string& apiserver) {
+    log_path_ =
+        (std::filesystem::temp_directory_path() / ("rcsim-cm-" + std::to_string(getpid()) + ".log")).string();
+    std::vector<std::string> args = {RCSIM_CONTROLLER_MANAGER_BINARY, "--etcd_servers=" + etcd,
+                                     "--apiserver=" + apiserver, "--workers=2", "--resync=1"};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const int log_fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const pid_t parent = getpid();
+    pid_ = fork();
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);
+      if (log_fd >= 0) {
+        dup2(log_fd, STDOUT_FILENO);
+        dup2(log_fd, STDERR_FILENO);
+      }
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    if (log_fd >= 0) close(log_fd);
+  }
+  ~ManagerProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    std::error_code ec;
+    std::filesystem::remove(log_path_, ec);
+  }
+
+  // SIGTERM and wait (bounded); the exit status, or -1 if it had to be killed.
+  int Terminate() {
+    kill(pid_, SIGTERM);
+    const auto deadline = SteadyClock::now() + std::chrono::seconds(20);
+    while (SteadyClock::now() < deadline) {
+      int wstatus = 0;
+      if (waitpid(pid_, &wstatus, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return -1;
+  }
+
+  std::string Log() const {
+    std::ifstream in(log_path_);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+ private:
+  std::string log_path_;
+  pid_t pid_ = -1;
+};
+
+// Blocking wrappers over the asynchronous client, for the test thread.
+template <typename R>
+R Call(const std::function<void(Callback<R>)>& start) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<R> out;
+  start([&](R r) {
+    std::lock_guard<std::mutex> lock(mu);
+    out.emplace(std::move(r));
+    cv.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return out.has_value(); });
+  return std::move(*out);
+}
+
+bool Eventually(const std::function<bool()>& pred) {
+  const auto deadline = SteadyClock::now() + kConverge;
+  while (!pred()) {
+    if (SteadyClock::now() >= deadline) return pred();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+ReplicationController WebController(int replicas) {
+  ReplicationController rc;
+  rc.metadata.name = "web";
+  rc.spec.replicas = replicas;
+  rc.spec.selector = {{"app", "web"}};
+  PodTemplateSpec t;
+  t.metadata.labels = {{"app", "web"}};
+  Container c;
+  c.name = "main";
+  c.image = "nginx:1.7";
+  t.spec.containers.push_back(c);
+  rc.spec.template_ = t;
+  return rc;
+}
+
+TEST(ControllerManagerTest, ConvergesAControllerCreatedThroughTheApiServer) {
+  auto etcd = EtcdProcess::Start();
+  ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
+  ApiServerProcessOptions api_options;
+  api_options.binary = RCSIM_APISERVER_BINARY;
+  api_options.etcd_servers = (*etcd)->endpoint();
+  auto apiserver = ApiServerProcess::Start(api_options);
+  ASSERT_TRUE(apiserver.ok()) << apiserver.status().ToString();
+  ManagerProcess manager((*etcd)->endpoint(), (*apiserver)->url());
+
+  HttpApiClientOptions client_options;
+  client_options.base_url = (*apiserver)->url();
+  auto client = HttpApiClient::Create(client_options);
+  ASSERT_TRUE(client.ok());
+  ApiClient& api = **client;
+  const std::string ns = "cm";
+
+  auto created =
+      Call<Result<ControllerPtr>>([&](auto cb) { api.controllers().Create(ns, WebController(3), cb); });
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const std::string uid = (*created)->metadata.uid;
+
+  ListOptions web;
+  web.label_selector = LabelSelector::FromMap({{"app", "web"}});
+  auto owned_pods = [&]() -> int {
+    auto list = Call<Result<ObjectList<Pod>>>([&](auto cb) { api.pods().List(ns, web, cb); });
+    if (!list.ok()) return -1;
+    int n = 0;
+    for (const PodPtr& p : list->items) {
+      const OwnerReference* ref = p->metadata.ControllerRef();
+      if (ref != nullptr && ref->uid == uid && IsActive(*p)) ++n;
+    }
+    return n;
+  };
+  auto rc_status_replicas = [&]() -> int {
+    auto rc = Call<Result<ControllerPtr>>([&](auto cb) { api.controllers().Get(ns, "web", cb); });
+    return rc.ok() ? (*rc)->status.replicas : -1;
+  };
+
+  EXPECT_TRUE(Eventually([&] { return owned_pods() == 3 && rc_status_replicas() == 3; }))
+      << "pods: " << owned_pods() << ", status.replicas: " << rc_status_replicas() << "\n"
+      << manager.Log();
+
+  // Scale down through the API (retrying a conflict with the manager's status writes).
+  ASSERT_TRUE(Eventually([&] {
+    auto rc = Call<Result<ControllerPtr>>([&](auto cb) { api.controllers().Get(ns, "web", cb); });
+    if (!rc.ok()) return false;
+    ReplicationController scaled = **rc;
+    scaled.spec.replicas = 1;
+    return Call<Result<ControllerPtr>>([&](auto cb) { api.controllers().Update(scaled, cb); }).ok();
+  }));
+  EXPECT_TRUE(Eventually([&] { return owned_pods() == 1 && rc_status_replicas() == 1; }))
+      << "pods: " << owned_pods() << ", status.replicas: " << rc_status_replicas() << "\n"
+      << manager.Log();
+
+  EXPECT_EQ(manager.Terminate(), 0) << manager.Log();
+}
+
+}  // namespace
+}  // namespace rcsim

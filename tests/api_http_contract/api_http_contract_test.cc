@@ -1,0 +1,153 @@
+// The ApiClient contract suite over HTTP: HttpApiClient -> apps/apiserver (a real process) -> a real
+// etcd (tests/etcd_fixture). One etcd and one apiserver serve every test of the process; each test
+// gets its own namespace. Compact() compacts etcd through its JSON gateway (/v3/kv/compaction).
+//
+// Known differences from the in-process suite (server bugs, owned by backends/http), as of 15:30 UTC:
+// - ListByLabelSelectorAndFieldSelector fails: GET ...?fieldSelector=metadata.name%3Dmissing gets no
+//   list (seen: the apiserver aborting with "nlohmann type_error 316: invalid UTF-8 byte").
+//   Cause: backends/http/api_handler.cc ListOptionsOf binds a std::string_view to the temporary
+//   std::string made by `q.params.count(..) ? q.params.at(..) : ""` (the conditional's common type is
+//   std::string), so the field selector is read from freed memory. The other 17 cases pass.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "backends/httpclient/http_api_client.h"
+#include "tests/api_http_contract/apiserver_process.h"
+#include "tests/contract/api_contract.h"
+#include "tests/etcd_fixture/etcd_process.h"
+
+#ifndef RCSIM_APISERVER_BINARY
+#error "RCSIM_APISERVER_BINARY must name the apiserver executable"
+#endif
+
+namespace rcsim {
+namespace {
+
+// etcd + apiserver, started by the first test that needs them (on the main thread, as the processes'
+// PR_SET_PDEATHSIG requires) and stopped by the test environment's TearDown.
+class HttpStack : public ::testing::Environment {
+ public:
+  static HttpStack* Instance() { return instance_; }
+
+  // The apiserver's URL, starting the stack on first use; an error if it cannot start.
+  Result<std::string> Url() {
+    if (!started_) {
+      started_ = true;
+      status_ = StartAll();
+    }
+    if (!status_.ok()) return status_;
+    return apiserver_->url();
+  }
+  const std::string& etcd_url() const { return etcd_url_; }
+
+  void TearDown() override {
+    apiserver_.reset();
+    etcd_.reset();
+  }
+
+ private:
+  Status StartAll() {
+    auto etcd = EtcdProcess::Start();
+    if (!etcd.ok()) return etcd.status();
+    etcd_ = std::move(etcd).value();
+    etcd_url_ = etcd_->endpoint();
+    ApiServerProcessOptions o;
+    o.binary = RCSIM_APISERVER_BINARY;
+    o.etcd_servers = etcd_url_;
+    auto api = ApiServerProcess::Start(o);
+    if (!api.ok()) return api.status();
+    apiserver_ = std::move(api).value();
+    return Status::Ok();
+  }
+
+  static HttpStack* const instance_;
+  bool started_ = false;
+  Status status_;
+  std::unique_ptr<EtcdProcess> etcd_;
+  std::string etcd_url_;
+  std::unique_ptr<ApiServerProcess> apiserver_;
+};
+
+// gtest owns and deletes registered environments.
+HttpStack* const HttpStack::instance_ =
+    static_cast<HttpStack*>(::testing::AddGlobalTestEnvironment(new HttpStack));
+
+Result<HttpReply> PostSync(HttpApiClient& client, const std::string& target, std::string body) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<Result<HttpReply>> reply;
+  client.Send("POST", target, std::move(body), [&](Result<HttpReply> r) {
+    std::lock_guard<std::mutex> lock(mu);
+    reply.emplace(std::move(r));
+    cv.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return reply.has_value(); });
+  return std::move(*reply);
+}
+
+class HttpApiHarness {
+ public:
+  HttpApiHarness() {
+    Result<std::string> url = HttpStack::Instance()->Url();
+    HttpApiClientOptions o;
+    if (url.ok()) {
+      o.base_url = *url;
+    } else {
+      ADD_FAILURE() << "cannot start etcd + apiserver: " << url.status().ToString();
+      o.base_url = "http://127.0.0.1:1";  // every call then fails fast with kUnavailable
+    }
+    auto client = HttpApiClient::Create(o);
+    if (!client.ok()) ADD_FAILURE() << client.status().ToString();
+    client_ = std::move(client).value();
+  }
+
+  ApiClient& client() { return *client_; }
+
+  bool WaitFor(const std::function<bool()>& pred, Duration timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!pred()) {
+      if (std::chrono::steady_clock::now() >= deadline) return pred();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+  }
+
+  std::string ns() {
+    static int counter = 0;
+    return "http-contract-" + std::to_string(++counter);
+  }
+
+  // Compacts etcd at its current revision through the v3 JSON gateway.
+  bool Compact() {
+    HttpApiClientOptions o;
+    o.base_url = HttpStack::Instance()->etcd_url();
+    auto etcd = HttpApiClient::Create(o);
+    if (!etcd.ok()) return false;
+    Result<HttpReply> range = PostSync(**etcd, "/v3/kv/range", R"({"key":"AA=="})");
+    if (!range.ok() || range->status != 200) return false;
+    nlohmann::json j = nlohmann::json::parse(range->body, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.contains("header") || !j["header"].contains("revision")) return false;
+    const std::string revision = j["header"]["revision"].get<std::string>();
+    Result<HttpReply> compacted =
+        PostSync(**etcd, "/v3/kv/compaction", R"({"revision":")" + revision + R"(","physical":true})");
+    return compacted.ok() && compacted->status == 200;
+  }
+
+ private:
+  std::unique_ptr<HttpApiClient> client_;
+};
+
+INSTANTIATE_TYPED_TEST_SUITE_P(Http, ApiContractTest, ::testing::Types<HttpApiHarness>);
+
+}  // namespace
+}  // namespace rcsim
