@@ -15,7 +15,7 @@ constexpr int kGenerateNameAttempts = 8;
 constexpr int kUpdateAttempts = 32;
 constexpr std::size_t kGeneratedSuffixLength = 5;
 constexpr std::size_t kMaxGenerateNamePrefix = 63 - kGeneratedSuffixLength;
-constexpr std::size_t kCacheCapacity = 1 << 14;
+constexpr std::size_t kCacheSlots = 1 << 12;  // a power of two
 // Keys scanned per store read when a filtered list has a limit.
 constexpr int64_t kMinFilteredPage = 256;
 
@@ -353,7 +353,24 @@ class RegistryWatchImpl final : public RegistryWatch {
 // --- ResourceRegistry<T> ---
 
 template <typename T>
-ResourceRegistry<T>::ResourceRegistry(RegistryContext* ctx) : ctx_(ctx) {}
+ResourceRegistry<T>::ResourceRegistry(RegistryContext* ctx) : ctx_(ctx), cache_(kCacheSlots) {}
+
+template <typename T>
+std::size_t ResourceRegistry<T>::SlotIndex(std::string_view key, int64_t revision) const {
+  const std::size_t h = std::hash<std::string_view>()(key) ^
+                        (static_cast<std::size_t>(revision) * 0x9e3779b97f4a7c15ULL);
+  return (h ^ (h >> 29)) & (kCacheSlots - 1);
+}
+
+template <typename T>
+typename ResourceRegistry<T>::Ptr ResourceRegistry<T>::CachedStored(const std::string& key,
+                                                                    int64_t revision) {
+  const std::size_t i = SlotIndex(key, revision);
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  const CacheSlot& slot = cache_[i];
+  if (slot.revision == revision && slot.key == key) return slot.stored;
+  return nullptr;
+}
 
 template <typename T>
 Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Stored(const Value& value,
@@ -371,28 +388,24 @@ template <typename T>
 typename ResourceRegistry<T>::Ptr ResourceRegistry<T>::WithRevision(const std::string& key,
                                                                     const Ptr& stored,
                                                                     int64_t revision, bool cache) {
+  const std::size_t i = cache ? SlotIndex(key, revision) : 0;
   if (cache) {
     std::lock_guard<std::mutex> lock(cache_mu_);
-    auto it = cache_.find(key);
-    if (it != cache_.end() && it->second.revision == revision) return it->second.object;
+    const CacheSlot& slot = cache_[i];
+    if (slot.revision == revision && slot.key == key) return slot.object;
   }
   auto copy = std::make_shared<T>(*stored);
   copy->metadata.resource_version = std::to_string(revision);
   Ptr out = std::move(copy);
-  if (cache) Remember(key, revision, out);
-  return out;
-}
-
-template <typename T>
-void ResourceRegistry<T>::Remember(const std::string& key, int64_t revision, const Ptr& obj) {
-  std::lock_guard<std::mutex> lock(cache_mu_);
-  auto it = cache_.find(key);
-  if (it != cache_.end()) {
-    if (it->second.revision < revision) it->second = Cached{revision, obj};
-    return;
+  if (cache) {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    CacheSlot& slot = cache_[i];
+    slot.key = key;
+    slot.revision = revision;
+    slot.stored = stored;
+    slot.object = out;
   }
-  if (cache_.size() >= kCacheCapacity) cache_.clear();
-  cache_.emplace(key, Cached{revision, obj});
+  return out;
 }
 
 template <typename T>
@@ -531,6 +544,34 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Create(const std:
 }
 
 template <typename T>
+Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::TryUpdate(
+    const std::string& key, const std::string& name, const Ptr& stored, int64_t revision,
+    bool verified, const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate,
+    Attempt* attempt) {
+  *attempt = verified ? Attempt::kDone : Attempt::kUnverified;
+  auto next = mutate(*stored);
+  if (!next.ok()) return next.status();
+  std::shared_ptr<T> obj = std::move(*next);
+  KeepImmutableMeta(obj->metadata, stored->metadata);
+  if (Status s = Traits<T>::PrepareForUpdate(*obj, *stored); !s.ok()) return s;
+  if (*obj == *stored) return WithRevision(key, stored, revision, true);
+  TxnRequest txn;
+  txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, revision));
+  txn.success.push_back(TxnOp::Put(PutOf(key, obj)));
+  RangeRequest exists;
+  exists.key = key;
+  exists.count_only = true;
+  txn.failure.push_back(TxnOp::Get(std::move(exists)));
+  auto r = ctx_->store()->Txn(txn);
+  *attempt = Attempt::kDone;
+  if (!r.ok()) return r.status();
+  if (r->succeeded) return WithRevision(key, obj, r->revision, true);
+  if (r->responses.empty() || r->responses.front().range.count == 0) return NotFound<T>(name);
+  *attempt = Attempt::kRaced;
+  return Conflict<T>(name);
+}
+
+template <typename T>
 Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::GuaranteedUpdate(
     const std::string& ns, const std::string& name, const std::string& expected_rv,
     const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate) {
@@ -541,7 +582,16 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::GuaranteedUpdate(
     expected = *rv;
   }
   const std::string key = Traits<T>::Prefix(ns) + name;
-  for (int attempt = 0; attempt < kUpdateAttempts; ++attempt) {
+  Attempt attempt = Attempt::kDone;
+  if (expected != 0) {
+    // The caller read `expected`; if this registry still has what the key held then, the Txn's
+    // compare checks that it is current and no read is needed.
+    if (Ptr cached = CachedStored(key, expected)) {
+      auto r = TryUpdate(key, name, cached, expected, false, mutate, &attempt);
+      if (attempt != Attempt::kUnverified) return r;
+    }
+  }
+  for (int i = 0; i < kUpdateAttempts; ++i) {
     auto got = ctx_->store()->Get(key);
     if (!got.ok()) return got.status();
     if (!got->has_value()) return NotFound<T>(name);
@@ -549,19 +599,8 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::GuaranteedUpdate(
     if (expected != 0 && expected != kv.mod_revision) return Conflict<T>(name);
     auto stored = Stored(kv.value, kv.key);
     if (!stored.ok()) return stored.status();
-    auto next = mutate(**stored);
-    if (!next.ok()) return next.status();
-    std::shared_ptr<T> obj = std::move(*next);
-    KeepImmutableMeta(obj->metadata, stored->get()->metadata);
-    if (Status s = Traits<T>::PrepareForUpdate(*obj, **stored); !s.ok()) return s;
-    if (*obj == **stored) return WithRevision(key, *stored, kv.mod_revision, true);
-    TxnRequest txn;
-    txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, kv.mod_revision));
-    txn.success.push_back(TxnOp::Put(PutOf(key, obj)));
-    auto r = ctx_->store()->Txn(txn);
-    if (!r.ok()) return r.status();
-    if (r->succeeded) return WithRevision(key, obj, r->revision, true);
-    if (expected != 0) return Conflict<T>(name);
+    auto r = TryUpdate(key, name, *stored, kv.mod_revision, true, mutate, &attempt);
+    if (attempt != Attempt::kRaced || expected != 0) return r;
   }
   return Conflict<T>(name);
 }
@@ -597,12 +636,13 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::UpdateStatus(T ob
   const std::string ns = object.metadata.namespace_;
   const std::string name = object.metadata.name;
   const std::string rv = object.metadata.resource_version;
+  // The caller's object is the working copy: assigning over its metadata and spec mostly reuses
+  // their storage.
+  auto work = std::make_shared<T>(std::move(object));
   return GuaranteedUpdate(ns, name, rv, [&](const T& stored) -> Result<std::shared_ptr<T>> {
-    auto next = std::make_shared<T>();
-    next->metadata = stored.metadata;
-    next->spec = stored.spec;
-    next->status = object.status;
-    return next;
+    work->metadata = stored.metadata;
+    work->spec = stored.spec;
+    return work;
   });
 }
 
@@ -612,6 +652,16 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Delete(const std:
                                                                      const DeleteOptions& opts) {
   if (ns.empty() || name.empty()) return NotFound<T>(name);
   const std::string key = Traits<T>::Prefix(ns) + name;
+  if (opts.precondition_uid.empty() && opts.precondition_resource_version.empty()) {
+    // Nothing to check first: one atomic delete that returns what it deleted.
+    DeleteRequest del;
+    del.key = key;
+    del.prev_kv = true;
+    auto r = ctx_->store()->DeleteRange(del);
+    if (!r.ok()) return r.status();
+    if (r->prev_kvs.empty()) return NotFound<T>(name);
+    return FromKv(r->prev_kvs.front());
+  }
   for (int attempt = 0; attempt < kUpdateAttempts; ++attempt) {
     auto got = ctx_->store()->Get(key);
     if (!got.ok()) return got.status();

@@ -34,6 +34,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/api_client.h"
 #include "engine/rng.h"
@@ -126,16 +127,33 @@ class ResourceRegistry {
       const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate);
 
  private:
-  void Remember(const std::string& key, int64_t revision, const Ptr& obj);
+  // One write seen by this registry: what `key` held at `revision` (deleted at, for a DELETE event).
+  struct CacheSlot {
+    std::string key;
+    int64_t revision = 0;  // 0: empty slot
+    Ptr stored;            // without resourceVersion
+    Ptr object;            // `stored` with resourceVersion = revision
+  };
+  std::size_t SlotIndex(std::string_view key, int64_t revision) const;
+  // The stored object `key` held at `revision`, if still cached.
+  Ptr CachedStored(const std::string& key, int64_t revision);
+  enum class Attempt {
+    kDone,        // the result stands
+    kRaced,       // the key was written since `revision` (the result is a conflict)
+    kUnverified,  // the result relied on `revision` being current, which was not checked
+  };
+  // One GuaranteedUpdate attempt: `mutate` on `stored` (what `key` held at `revision`, known to be
+  // current when `verified`), the update rules, then a Txn conditional on that revision.
+  Result<Ptr> TryUpdate(const std::string& key, const std::string& name, const Ptr& stored,
+                        int64_t revision, bool verified,
+                        const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate,
+                        Attempt* attempt);
 
   RegistryContext* const ctx_;
 
-  struct Cached {
-    int64_t revision = 0;
-    Ptr object;
-  };
   std::mutex cache_mu_;
-  std::unordered_map<std::string, Cached> cache_;  // guarded by cache_mu_; bounded, cleared when full
+  // Direct-mapped by (key, revision); a collision evicts. Guarded by cache_mu_.
+  std::vector<CacheSlot> cache_;
 };
 
 class Registry {

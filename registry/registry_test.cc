@@ -158,6 +158,37 @@ TEST_F(RegistryTest, UpdateKeepsImmutableFieldsAndStatus) {
   EXPECT_EQ((*up)->status.phase, phase::kRunning);
 }
 
+// Updates whose resourceVersion the registry remembers skip the read; the store's compare must still
+// turn a stale version into kConflict, a deleted object into kNotFound, and a stale no-op or invalid
+// update into kConflict (the version is checked before anything else).
+TEST_F(RegistryTest, RememberedResourceVersionsAreStillChecked) {
+  auto created = registry_.pods().Create("ns", MakePod("p"));
+  ASSERT_TRUE(created.ok());
+  Pod running = **created;
+  running.status.phase = phase::kRunning;
+  ASSERT_TRUE(registry_.pods().UpdateStatus(running).ok());
+
+  Pod stale = **created;
+  stale.metadata.labels["x"] = "y";
+  EXPECT_EQ(registry_.pods().Update(stale).status().code(), Code::kConflict);
+  EXPECT_EQ(registry_.pods().Update(**created).status().code(), Code::kConflict);
+  Pod invalid = **created;
+  invalid.spec.containers.clear();
+  EXPECT_EQ(registry_.pods().Update(invalid).status().code(), Code::kConflict);
+  EXPECT_EQ(registry_.pods().UpdateStatus(running).status().code(), Code::kConflict);
+
+  auto current = registry_.pods().Get("ns", "p");
+  ASSERT_TRUE(current.ok());
+  EXPECT_EQ((*current)->status.phase, phase::kRunning);
+  auto deleted = registry_.pods().Delete("ns", "p", {});
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ((*deleted)->metadata.resource_version, (*current)->metadata.resource_version);
+  Pod gone = **current;
+  gone.metadata.labels["x"] = "y";
+  EXPECT_EQ(registry_.pods().Update(gone).status().code(), Code::kNotFound);
+  EXPECT_EQ(registry_.pods().Delete("ns", "p", {}).status().code(), Code::kNotFound);
+}
+
 TEST_F(RegistryTest, UnchangedUpdateWritesNothing) {
   auto created = registry_.controllers().Create("ns", MakeController("web", 1));
   ASSERT_TRUE(created.ok());
