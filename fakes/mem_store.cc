@@ -197,6 +197,11 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   }
 
   Result<TxnResponse> Txn(const TxnRequest& req) {
+    // etcd's default --max-txn-ops.
+    constexpr size_t kMaxTxnOps = 128;
+    if (req.compare.size() > kMaxTxnOps || req.success.size() > kMaxTxnOps || req.failure.size() > kMaxTxnOps) {
+      return Status(Code::kBadRequest, "etcdserver: too many operations in txn request");
+    }
     for (const Compare& c : req.compare) {
       if (c.key.empty()) return Status(Code::kBadRequest, "etcdserver: key is not provided");
     }
@@ -254,7 +259,8 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
 
   Result<int64_t> Compact(int64_t revision) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (revision <= compact_rev_) {
+    // A never-compacted etcd accepts Compact(0) (its compacted revision starts below 0).
+    if (revision < compact_rev_ || (revision == compact_rev_ && compact_rev_ > 0)) {
       return Status(Code::kCompacted, "mvcc: required revision has been compacted");
     }
     if (revision > rev_) return Status(Code::kFutureRevision, "mvcc: required revision is a future revision");
@@ -383,9 +389,8 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
 
   Status CheckRange(const RangeRequest& req) const {
     if (req.key.empty()) return Status(Code::kBadRequest, "etcdserver: key is not provided");
-    if (req.revision < 0 || req.limit < 0) return Status(Code::kBadRequest, "negative revision or limit");
     if (req.revision > rev_) return Status(Code::kFutureRevision, "mvcc: required revision is a future revision");
-    if (req.revision != 0 && req.revision < compact_rev_) {
+    if (req.revision > 0 && req.revision < compact_rev_) {
       return Status(Code::kCompacted, "mvcc: required revision has been compacted");
     }
     return Status::Ok();
@@ -435,14 +440,14 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   RangeResponse RangeLocked(const RangeRequest& req, int64_t latest) {
     RangeResponse resp;
     resp.revision = latest;
-    const int64_t at = req.revision == 0 ? latest : req.revision;
+    const int64_t at = req.revision <= 0 ? latest : req.revision;
     const bool at_latest = at >= latest;
     ForRange(req.key, req.range_end, [&](KeyMap::iterator it) {
       const Entry* e = at_latest ? it->second.Live() : it->second.At(at);
       if (e == nullptr) return;
       ++resp.count;
       if (req.count_only) return;
-      if (req.limit == 0 || static_cast<int64_t>(resp.kvs.size()) < req.limit) {
+      if (req.limit <= 0 || static_cast<int64_t>(resp.kvs.size()) < req.limit) {
         resp.kvs.push_back(MakeKv(it->first, *e, req.keys_only));
       }
     });

@@ -721,6 +721,39 @@ TYPED_TEST_P(StoreContractTest, RangeAtFutureRevisionFails) {
   EXPECT_EQ(current->kvs.size(), 1u);
 }
 
+TYPED_TEST_P(StoreContractTest, NegativeRevisionAndLimitMeanLatestAndUnlimited) {
+  this->PutOk(this->K("a"), "1");
+  this->PutOk(this->K("b"), "2");
+  RangeRequest req;
+  req.key = this->K("");
+  req.range_end = PrefixEnd(this->K(""));
+  req.revision = -1;
+  req.limit = -1;
+  auto r = this->store().Range(req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->kvs.size(), 2u);
+  EXPECT_FALSE(r->more);
+}
+
+TYPED_TEST_P(StoreContractTest, TxnWithMoreThan128OpsIsRejected) {
+  const int64_t before = this->Rev();
+  TxnRequest txn;
+  for (int i = 0; i < 129; ++i) {
+    PutRequest put;
+    put.key = this->K("k" + std::to_string(i));
+    put.value = Value(std::string("v"));
+    txn.success.push_back(TxnOp::Put(std::move(put)));
+  }
+  auto r = this->store().Txn(txn);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kBadRequest);
+  EXPECT_EQ(this->Rev(), before);
+  txn.success.pop_back();  // 128 is etcd's default --max-txn-ops: accepted
+  auto ok = this->store().Txn(txn);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(this->Rev(), before + 1);
+}
+
 TYPED_TEST_P(StoreContractTest, LeaseExpiryDeletesAttachedKeysInOneRevision) {
   WatchCollector c = this->WatchPrefix(this->K(""), 0);
   auto lease = this->store().LeaseGrant(3);
@@ -830,6 +863,7 @@ REGISTER_TYPED_TEST_SUITE_P(StoreContractTest, FreshStoreStartsAtRevisionOneAndF
                             OneTxnsEventsArriveInOneResponse, DeleteEventCarriesOnlyKeyAndModRevision,
                             WatchOnPrefixIgnoresOtherKeys, CompactionCancelsWatchFromOlderRevision,
                             RangeAtCompactedRevisionFails, RangeAtFutureRevisionFails,
+                            NegativeRevisionAndLimitMeanLatestAndUnlimited, TxnWithMoreThan128OpsIsRejected,
                             LeaseExpiryDeletesAttachedKeysInOneRevision, LeaseKeepAliveExtends,
                             LeaseRevokeDeletesKeys, PutWithoutLeaseDetachesKeyFromLease,
                             DestroyingWatchStopsCallbacks);
