@@ -6,6 +6,7 @@
 // the Kubernetes API server does, so watchers far behind get 410 Gone and re-list.
 #include <signal.h>
 
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -17,8 +18,6 @@
 #include <sstream>
 #include <string>
 #include <thread>
-
-#include <boost/program_options.hpp>
 
 #include "backends/etcd/etcd_store.h"
 #include "backends/http/http_server.h"
@@ -187,8 +186,7 @@ int Main(int argc, char** argv) {
     return 2;
   }
   if (Status s = WaitForEtcd(store->get(), std::chrono::seconds(30)); !s.ok()) {
-    std::cerr << "apiserver: etcd at " << flags.etcd_servers << " does not answer: " << s.ToString()
-              << "\n";
+    std::cerr << "apiserver: etcd at " << flags.etcd_servers << " does not answer: " << s.ToString() << "\n";
     return 1;
   }
 

@@ -64,7 +64,8 @@ uint64_t ParseUint(std::string_view flag, std::string_view text, uint64_t min, u
   uint64_t v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) {
-    throw UsageError{std::string(flag) + ": expected a non-negative integer, got \"" + std::string(text) + "\""};
+    throw UsageError{std::string(flag) + ": expected a non-negative integer, got \"" + std::string(text) +
+                     "\""};
   }
   if (v < min || v > max) {
     throw UsageError{std::string(flag) + ": must be between " + std::to_string(min) + " and " +
@@ -149,10 +150,11 @@ std::string ResultLine(const RunResult& r) {
   char wall[32];
   std::snprintf(wall, sizeof(wall), "%.2fs", r.wall_seconds);
   std::string conv = r.any_not_converged ? "never" : r.convergence ? Secs(*r.convergence) : "-";
-  std::string line = std::string(r.passed ? "PASS" : "FAIL") + "  " + r.scenario + "  seed=" +
-                     std::to_string(r.seed) + "  converged=" + conv + "  virtual=" +
-                     FormatScenarioDuration(std::chrono::duration_cast<std::chrono::milliseconds>(r.virtual_time)) +
-                     "  wall=" + wall;
+  std::string line =
+      std::string(r.passed ? "PASS" : "FAIL") + "  " + r.scenario + "  seed=" + std::to_string(r.seed) +
+      "  converged=" + conv + "  virtual=" +
+      FormatScenarioDuration(std::chrono::duration_cast<std::chrono::milliseconds>(r.virtual_time)) +
+      "  wall=" + wall;
   if (!r.passed) line += "  replay: " + ReplayCommand(r.file, r.seed);
   return line;
 }
@@ -241,19 +243,18 @@ int Run(const std::vector<std::string>& argv) {
   std::vector<const RunResult*> finished(plan->size(), nullptr);
   std::size_t printed = 0, done = 0, failed = 0;
   progress.Draw(0, 0);
-  std::vector<RunResult> results =
-      RunPlan(*plan, jobs, RunOptions{}, [&](std::size_t i, const RunResult& r) {
-        finished[i] = &r;
-        ++done;
-        failed += r.passed ? 0 : 1;
-        progress.Clear();
-        for (; printed < finished.size() && finished[printed] != nullptr; ++printed) {
-          const RunResult& p = *finished[printed];
-          if (!a.quiet || !p.passed) std::cout << ResultLine(p) << "\n" << (p.passed ? "" : FailureDetails(p));
-        }
-        std::cout << std::flush;
-        progress.Draw(done, failed);
-      });
+  std::vector<RunResult> results = RunPlan(*plan, jobs, RunOptions{}, [&](std::size_t i, const RunResult& r) {
+    finished[i] = &r;
+    ++done;
+    failed += r.passed ? 0 : 1;
+    progress.Clear();
+    for (; printed < finished.size() && finished[printed] != nullptr; ++printed) {
+      const RunResult& p = *finished[printed];
+      if (!a.quiet || !p.passed) std::cout << ResultLine(p) << "\n" << (p.passed ? "" : FailureDetails(p));
+    }
+    std::cout << std::flush;
+    progress.Draw(done, failed);
+  });
   progress.Clear();
   if (!a.report_dir.empty()) {
     if (int rc = WriteReports(a.report_dir, results, a.suite.seeds > 0); rc != kExitPass) return rc;
@@ -279,7 +280,8 @@ int Replay(const std::vector<std::string>& argv) {
   RunResult r = RunScenario(*s, a.suite.seed.value_or(s->seed), options);
   std::cout << "# " << s->name << " seed=" << r.seed << " (virtual time in seconds, actor, event)\n";
   for (const std::string& line : r.trace) std::cout << line << "\n";
-  std::cout << "# trace digest " << std::hex << r.trace_digest << std::dec << ", " << r.trace_lines << " lines\n";
+  std::cout << "# trace digest " << std::hex << r.trace_digest << std::dec << ", " << r.trace_lines
+            << " lines\n";
   for (const ExpectationOutcome& o : r.expectations) {
     std::cout << "# " << (o.passed ? "ok     " : "FAILED ") << o.text << ": " << o.detail << "\n";
   }

@@ -3,11 +3,10 @@
 #include <charconv>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "backends/http/discovery.h"
 #include "backends/http/patch.h"
@@ -144,12 +143,10 @@ Result<ListOptions> ListOptionsOf(const Query& q) {
     std::string_view value = term.substr(eq + 1);
     if (!value.empty() && value.front() == '=') value.remove_prefix(1);  // "=="
     if (key.ends_with("!")) {
-      return Status(Code::kBadRequest,
-                    "field selector operator != is not supported: " + std::string(term));
+      return Status(Code::kBadRequest, "field selector operator != is not supported: " + std::string(term));
     }
     if (key != "metadata.name") {
-      return Status(Code::kBadRequest,
-                    "field label not supported: " + std::string(key));
+      return Status(Code::kBadRequest, "field label not supported: " + std::string(key));
     }
     opts.field_name = std::string(value);
   }
@@ -169,10 +166,9 @@ Status CheckKind(const json& j, const char* kind, const char* api_version) {
   if (!j.is_object()) return Status(Code::kBadRequest, "the request body must be a JSON object");
   auto k = j.find("kind");
   if (k != j.end() && !(k->is_string() && k->get_ref<const std::string&>() == kind)) {
-    return Status(Code::kInvalid,
-                  std::string("the object provided is not a ") + kind + ": kind " + k->dump(),
-                  {{"kind", "FieldValueInvalid",
-                    std::string("Invalid value: ") + k->dump() + ": must be " + kind}});
+    return Status(
+        Code::kInvalid, std::string("the object provided is not a ") + kind + ": kind " + k->dump(),
+        {{"kind", "FieldValueInvalid", std::string("Invalid value: ") + k->dump() + ": must be " + kind}});
   }
   auto v = j.find("apiVersion");
   if (v != j.end() && !(v->is_string() && v->get_ref<const std::string&>() == api_version)) {
@@ -213,17 +209,17 @@ Status ReconcileMeta(ObjectMeta* meta, const std::string& ns, const std::string*
 }
 
 HttpResponse UnsupportedMediaTypeResponse(const std::string& content_type) {
-  return JsonResponse(
-      415, {{"kind", "Status"},
-            {"apiVersion", "v1"},
-            {"metadata", json::object()},
-            {"status", "Failure"},
-            {"message", "the body of the request was in an unknown format - accepted media types "
-                        "include: application/json, application/merge-patch+json, "
-                        "application/strategic-merge-patch+json, application/json-patch+json; got \"" +
-                            content_type + "\""},
-            {"reason", "UnsupportedMediaType"},
-            {"code", 415}});
+  return JsonResponse(415, {{"kind", "Status"},
+                            {"apiVersion", "v1"},
+                            {"metadata", json::object()},
+                            {"status", "Failure"},
+                            {"message",
+                             "the body of the request was in an unknown format - accepted media types "
+                             "include: application/json, application/merge-patch+json, "
+                             "application/strategic-merge-patch+json, application/json-patch+json; got \"" +
+                                 content_type + "\""},
+                            {"reason", "UnsupportedMediaType"},
+                            {"code", 415}});
 }
 
 // --- Per-kind traits. ---
@@ -239,9 +235,7 @@ struct Kind<Pod> {
   static constexpr const char* kList = "PodList";
   static json ToJson(const Pod& p) { return PodToJson(p); }
   static Result<Pod> FromJson(const json& j) { return PodFromJson(j); }
-  static json Table(const std::vector<PodPtr>& items, const TableOptions& o) {
-    return PodTable(items, o);
-  }
+  static json Table(const std::vector<PodPtr>& items, const TableOptions& o) { return PodTable(items, o); }
 };
 
 template <>
@@ -338,8 +332,7 @@ class ResourceRoutes {
     if (!opts.ok()) return Respond(ErrorResponse(opts.status()));
     if (name != nullptr) {
       if (!opts->field_name.empty() && opts->field_name != *name) {
-        return Respond(ErrorResponse(Code::kBadRequest, "fieldSelector metadata.name=" +
-                                                            opts->field_name +
+        return Respond(ErrorResponse(Code::kBadRequest, "fieldSelector metadata.name=" + opts->field_name +
                                                             " does not match the name on the URL"));
       }
       opts->field_name = *name;
@@ -348,8 +341,8 @@ class ResourceRoutes {
     if (q_.Has("timeoutSeconds")) {
       int64_t secs = 0;
       if (!ParseInt(q_.Get("timeoutSeconds"), &secs) || secs < 0) {
-        return Respond(ErrorResponse(Code::kBadRequest, "invalid timeoutSeconds: " +
-                                                            q_.Get("timeoutSeconds")));
+        return Respond(
+            ErrorResponse(Code::kBadRequest, "invalid timeoutSeconds: " + q_.Get("timeoutSeconds")));
       }
       out.watch_timeout = std::chrono::seconds(secs);
     }
@@ -380,8 +373,7 @@ class ResourceRoutes {
       } else {
         obj = Kind<T>::ToJson(*ev.object);
       }
-      json line = {{"type", EventTypeName<T>(ev.type)},
-                   {"object", std::move(obj)}};
+      json line = {{"type", EventTypeName<T>(ev.type)}, {"object", std::move(obj)}};
       std::string bytes = DumpJson(line);
       bytes.push_back('\n');
       sink->OnLine(std::move(bytes));
@@ -414,8 +406,8 @@ class ResourceRoutes {
     if (!obj.metadata.name.empty()) {
       Result<Ptr> existing = reg_->Get(obj.metadata.namespace_, obj.metadata.name);
       if (existing.ok()) {
-        return ErrorResponse(Code::kAlreadyExists, std::string(Kind<T>::kKind) + " \"" +
-                                                       obj.metadata.name + "\" already exists");
+        return ErrorResponse(Code::kAlreadyExists,
+                             std::string(Kind<T>::kKind) + " \"" + obj.metadata.name + "\" already exists");
       }
       if (existing.status().code() != Code::kNotFound) return ErrorResponse(existing.status());
     }
@@ -427,8 +419,7 @@ class ResourceRoutes {
     Result<T> obj = DecodeBody<T>(req_.body);
     if (!obj.ok()) return ErrorResponse(obj.status());
     if (Status s = ReconcileMeta(&obj->metadata, ns, &name); !s.ok()) return ErrorResponse(s);
-    return Object(status ? reg_->UpdateStatus(std::move(obj).value())
-                         : reg_->Update(std::move(obj).value()));
+    return Object(status ? reg_->UpdateStatus(std::move(obj).value()) : reg_->Update(std::move(obj).value()));
   }
 
   HttpResponse Patch(const std::string& ns, const std::string& name, bool status) const {
@@ -446,11 +437,10 @@ class ResourceRoutes {
         return ErrorResponse(Code::kBadRequest, "a patch may not change the name or namespace");
       }
       const bool pinned = obj->metadata.resource_version != (*cur)->metadata.resource_version;
-      Result<Ptr> r = status ? reg_->UpdateStatus(std::move(obj).value())
-                             : reg_->Update(std::move(obj).value());
+      Result<Ptr> r =
+          status ? reg_->UpdateStatus(std::move(obj).value()) : reg_->Update(std::move(obj).value());
       // A patch that does not name a resourceVersion is retried over a concurrent write.
-      if (r.ok() || r.status().code() != Code::kConflict || pinned ||
-          attempt + 1 >= kPatchConflictRetries) {
+      if (r.ok() || r.status().code() != Code::kConflict || pinned || attempt + 1 >= kPatchConflictRetries) {
         return Object(r);
       }
     }
@@ -503,8 +493,10 @@ class ResourceRoutes {
 };
 
 HttpResponse MethodNotAllowed(const std::string& method) {
-  return ErrorResponse(Code::kMethodNotAllowed, "the server does not allow this method on the "
-                                                "requested resource: " + method);
+  return ErrorResponse(Code::kMethodNotAllowed,
+                       "the server does not allow this method on the "
+                       "requested resource: " +
+                           method);
 }
 
 HttpResponse NotFound(const std::string& path) {
@@ -516,8 +508,8 @@ HttpResponse NotFound(const std::string& path) {
 Status CheckDryRun(const HttpRequest& req, const Query& q) {
   if (!q.Has("dryRun")) return Status::Ok();
   if (q.Get("dryRun") != "All") {
-    return Status(Code::kBadRequest, "invalid dryRun value \"" + q.Get("dryRun") +
-                                         "\": the only supported value is \"All\"");
+    return Status(Code::kBadRequest,
+                  "invalid dryRun value \"" + q.Get("dryRun") + "\": the only supported value is \"All\"");
   }
   if (req.method != "POST" && req.method != "GET") {
     return Status(Code::kBadRequest, "dryRun is supported only when creating objects");
@@ -526,9 +518,9 @@ Status CheckDryRun(const HttpRequest& req, const Query& q) {
 }
 
 template <typename T>
-ApiOutcome ServeResource(ResourceRegistry<T>* reg, const Clock* clock, const HttpRequest& req,
-                         const Query& q, bool cluster_scope, bool watch_path, const std::string& ns,
-                         const std::string* name, const std::shared_ptr<WatchSink>& sink) {
+ApiOutcome ServeResource(ResourceRegistry<T>* reg, const Clock* clock, const HttpRequest& req, const Query& q,
+                         bool cluster_scope, bool watch_path, const std::string& ns, const std::string* name,
+                         const std::shared_ptr<WatchSink>& sink) {
   ResourceRoutes<T> routes(reg, clock, req, q);
   bool watch = watch_path;
   if (q.Has("watch")) {
@@ -557,8 +549,8 @@ ApiOutcome ServeResource(ResourceRegistry<T>* reg, const Clock* clock, const Htt
 }
 
 template <typename T>
-HttpResponse ServeStatus(ResourceRegistry<T>* reg, const Clock* clock, const HttpRequest& req,
-                         const Query& q, const std::string& ns, const std::string& name) {
+HttpResponse ServeStatus(ResourceRegistry<T>* reg, const Clock* clock, const HttpRequest& req, const Query& q,
+                         const std::string& ns, const std::string& name) {
   ResourceRoutes<T> routes(reg, clock, req, q);
   if (Status s = CheckDryRun(req, q); !s.ok()) return ErrorResponse(s);
   if (req.method == "GET") return routes.Object(reg->Get(ns, name));
@@ -603,8 +595,7 @@ HttpResponse ServeScale(Registry* registry, const HttpRequest& req, const std::s
       if (Status s = ReconcileMeta(&scale->metadata, ns, &name); !s.ok()) return ErrorResponse(s);
       const bool pinned = scale->metadata.resource_version != cur->metadata.resource_version;
       Result<Scale> r = registry->UpdateScale(ns, name, *scale);
-      if (r.ok() || r.status().code() != Code::kConflict || pinned ||
-          attempt + 1 >= kPatchConflictRetries) {
+      if (r.ok() || r.status().code() != Code::kConflict || pinned || attempt + 1 >= kPatchConflictRetries) {
         return ScaleResponse(r);
       }
     }
@@ -652,8 +643,7 @@ bool PercentDecode(std::string_view in, std::string* out) {
   return true;
 }
 
-ApiHandler::ApiHandler(Registry* registry, const Clock* clock)
-    : registry_(registry), clock_(clock) {}
+ApiHandler::ApiHandler(Registry* registry, const Clock* clock) : registry_(registry), clock_(clock) {}
 
 ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<WatchSink>& sink) {
   const size_t qmark = req.target.find('?');
@@ -705,11 +695,10 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<Watc
 
   if (sub == nullptr) {
     if (pods) {
-      return ServeResource(&registry_->pods(), clock_, req, *q, cluster_scope, watch_path, ns, name,
-                           sink);
+      return ServeResource(&registry_->pods(), clock_, req, *q, cluster_scope, watch_path, ns, name, sink);
     }
-    return ServeResource(&registry_->controllers(), clock_, req, *q, cluster_scope, watch_path, ns,
-                         name, sink);
+    return ServeResource(&registry_->controllers(), clock_, req, *q, cluster_scope, watch_path, ns, name,
+                         sink);
   }
   if (watch_path) return Respond(NotFound(path));
   if (*sub == "status") {

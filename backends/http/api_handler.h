@@ -14,10 +14,9 @@
 #define RCSIM_BACKENDS_HTTP_API_HANDLER_H_
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/status.h"
 #include "engine/time.h"
