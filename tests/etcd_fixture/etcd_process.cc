@@ -77,6 +77,14 @@ bool HealthOk(int port) {
   return ok;
 }
 
+// The state letter of /proc/<pid>/stat ('R', 'S', 'T' for stopped, ...), or 0 if it cannot be read.
+char ProcessState(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');  // the command name may hold spaces and parentheses
+  return paren == std::string::npos || paren + 2 >= stat.size() ? 0 : stat[paren + 2];
+}
+
 }  // namespace
 
 int PickFreeLoopbackPort() {
@@ -174,8 +182,27 @@ Status EtcdProcess::WaitHealthy() {
   }
 }
 
+void EtcdProcess::Pause() {
+  if (pid_ <= 0 || paused_) return;
+  kill(pid_, SIGSTOP);
+  paused_ = true;
+  // kill() only queues the signal; wait until the kernel reports the process stopped, so the caller's
+  // next request surely meets a frozen server.
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(5);
+  while (ProcessState(pid_) != 'T' && SteadyClock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void EtcdProcess::Resume() {
+  if (pid_ <= 0 || !paused_) return;
+  kill(pid_, SIGCONT);
+  paused_ = false;
+}
+
 void EtcdProcess::Stop() {
   if (pid_ <= 0) return;
+  Resume();  // a stopped process does not act on SIGTERM until it is continued
   kill(pid_, SIGTERM);
   const auto deadline = SteadyClock::now() + options_.stop_timeout;
   while (true) {

@@ -46,6 +46,12 @@ class EtcdProcess {
   // health.
   Status Restart();
   bool running() const { return pid_ > 0; }
+  // Freezes the server (SIGSTOP): its sockets stay open and the kernel still accepts bytes, but
+  // nothing is answered, so a call in flight runs into its deadline. Resume() sends SIGCONT. A paused
+  // server is resumed before Stop(). For fault tests that need a timeout without a deadline race.
+  void Pause();
+  void Resume();
+  bool paused() const { return paused_; }
 
   // "http://127.0.0.1:<client port>"
   std::string endpoint() const;
@@ -68,6 +74,7 @@ class EtcdProcess {
   int client_port_ = 0;
   int peer_port_ = 0;
   pid_t pid_ = -1;
+  bool paused_ = false;
 };
 
 // A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0 and released), or 0 on error.

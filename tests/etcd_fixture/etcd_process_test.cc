@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 namespace rcsim {
 namespace {
@@ -36,6 +40,25 @@ TEST(EtcdProcessTest, RestartKeepsPortAndDataDir) {
   EXPECT_EQ((*etcd)->client_port(), port);
   EXPECT_EQ((*etcd)->data_dir(), dir);
   EXPECT_NE((*etcd)->pid(), first);
+}
+
+TEST(EtcdProcessTest, PauseFreezesUntilResume) {
+  auto etcd = EtcdProcess::Start();
+  ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
+  (*etcd)->Pause();
+  EXPECT_TRUE((*etcd)->paused());
+  std::ifstream in("/proc/" + std::to_string((*etcd)->pid()) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_NE(stat.rfind(')'), std::string::npos);
+  EXPECT_EQ(stat[stat.rfind(')') + 2], 'T') << stat;
+  (*etcd)->Resume();
+  EXPECT_FALSE((*etcd)->paused());
+  // Stop() of a paused server resumes it first, so SIGTERM ends it within the grace period.
+  (*etcd)->Pause();
+  const auto start = std::chrono::steady_clock::now();
+  (*etcd)->Stop();
+  EXPECT_FALSE((*etcd)->running());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(9));
 }
 
 TEST(EtcdProcessTest, MissingBinaryFailsWithLog) {
