@@ -230,7 +230,13 @@ struct EtcdStore::Impl {
     args.SetInt(GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, -1);
     args.SetInt(GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, -1);
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    // gRPC core reads this as the minimum time one connection attempt (TCP and the HTTP/2 SETTINGS
+    // exchange) may take; at 100 ms a loaded machine failed attempts "before receiving SETTINGS frame".
+    // One attempt may use the whole dial timeout.
+    args.SetInt(
+        GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+        static_cast<int>(std::max<int64_t>(
+            100, std::chrono::duration_cast<std::chrono::milliseconds>(options.dial_timeout).count())));
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     // Detects a dead peer under an idle watch; etcd's default keepalive policy allows pings every 5 s.
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
@@ -252,16 +258,15 @@ struct EtcdStore::Impl {
     }
   }
 
-  // True once the endpoint's channel is READY; false if it fails to connect or dial_timeout passes.
+  // True once the endpoint's channel is READY; false if dial_timeout passes first. A failed attempt
+  // (TRANSIENT_FAILURE) does not end the wait: gRPC retries with backoff, as etcd's clientv3 waits out
+  // its DialTimeout, so a slow handshake on a loaded machine is not taken for a dead endpoint.
   bool Connect(const Endpoint& ep) const {
     grpc_connectivity_state state = ep.channel->GetState(/*try_to_connect=*/true);
     const auto deadline = DeadlineAfter(options.dial_timeout);
-    bool attempted = false;
     while (state != GRPC_CHANNEL_READY) {
-      if (state == GRPC_CHANNEL_TRANSIENT_FAILURE && attempted) return false;
       if (state == GRPC_CHANNEL_SHUTDOWN) return false;
       if (!ep.channel->WaitForStateChange(state, deadline)) return false;
-      attempted = true;
       state = ep.channel->GetState(/*try_to_connect=*/true);
     }
     return true;

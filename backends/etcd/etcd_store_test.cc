@@ -181,6 +181,31 @@ TEST_F(EtcdStoreTest, ExpiredDeadlineOnWriteIsTimeout) {
   EXPECT_TRUE(after.ok()) << after.status().ToString();
 }
 
+// Finding 9: under load the first connection attempt took longer than gRPC's 100 ms minimum connect
+// timeout ("timed out before receiving SETTINGS frame") and Connect() gave up on that first
+// TRANSIENT_FAILURE. Here etcd is frozen while the first call dials (the kernel completes the TCP
+// handshake, the HTTP/2 SETTINGS come only after SIGCONT): the call must wait out its dial timeout.
+TEST_F(EtcdStoreTest, ConnectWaitsOutDialTimeoutWhenTheHandshakeIsSlow) {
+  EtcdStoreOptions o;
+  o.endpoints = {etcd_->endpoint()};
+  o.dial_timeout = std::chrono::seconds(10);
+  EtcdStore store(o);
+  etcd_->Pause();
+  std::atomic<bool> done{false};
+  Result<PutResponse> put = Status(Code::kInternal, "not run");
+  std::thread caller([&] {
+    put = store.Put(MakePut("/d/a", "1"));
+    done.store(true);
+  });
+  // The fault lasts well past the old 100-150 ms budget (this sleep is the fault, not a wait).
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  const bool finished_while_frozen = done.load();
+  etcd_->Resume();
+  caller.join();
+  EXPECT_FALSE(finished_while_frozen) << put.status().ToString();
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+}
+
 // Writes before, during and after a restart of etcd on the same data dir and port; the watch must see
 // every event exactly once, in revision order.
 TEST_F(EtcdStoreTest, WatchSurvivesRestartWithoutLosingOrRepeatingEvents) {
