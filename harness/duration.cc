@@ -71,8 +71,11 @@ Result<Duration> ParseDuration(std::string_view text) {
     if (whole > kMax / scale) return Bad(text, "value too large");
     int64_t part = whole * scale;
     // frac / frac_scale * scale, without overflow: scale <= 3.6e12, frac_scale <= 1e18.
-    long double frac_ns = static_cast<long double>(frac) * scale / frac_scale;
-    part += static_cast<int64_t>(frac_ns);
+    // The fraction adds less than `scale`, but may still carry the part past the maximum
+    // ("9223372036854.999ms").
+    auto frac_ns = static_cast<int64_t>(static_cast<long double>(frac) * scale / frac_scale);
+    if (part > kMax - frac_ns) return Bad(text, "value too large");
+    part += frac_ns;
     if (part > kMax - total) return Bad(text, "value too large");
     total += part;
   }

@@ -2,14 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <cstdlib>
+#include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
-#include <sstream>
 
 #include "engine/labels.h"
 #include "harness/duration.h"
+#include "harness/scenario_fields.h"
 #include "registry/validation.h"
 
 namespace rcsim {
@@ -67,36 +69,91 @@ std::string JoinKeys(const std::vector<std::string_view>& keys) {
   return out;
 }
 
-// A JSON object whose keys must all be among `allowed`; unknown keys fail at construction.
+std::string JoinAnd(const std::vector<std::string_view>& keys) {
+  std::string out;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (i > 0) out += i + 1 == keys.size() ? " and " : ", ";
+    out += keys[i];
+  }
+  return out;
+}
+
+[[noreturn]] void InternalError(const ObjectSpec& spec, std::string_view key, const char* what) {
+  std::cerr << "rcsim: internal error: scenario field " << spec.name << "." << key << ": " << what << "\n";
+  std::abort();
+}
+
+// A JSON object read through its ObjectSpec (scenario_fields.cc): keys outside the spec fail at
+// construction, as do two keys of an exclusive group; the parser can only read keys the spec lists,
+// with the accessor of the key's type and the spec's bounds.
 class ObjectReader {
  public:
-  ObjectReader(const json& j, std::string ptr, std::vector<std::string_view> allowed)
-      : j_(j), ptr_(std::move(ptr)), allowed_(std::move(allowed)) {
+  ObjectReader(const json& j, std::string ptr, const ObjectSpec& spec)
+      : j_(j), ptr_(std::move(ptr)), spec_(spec) {
     if (!j.is_object()) WrongType(j, ptr_, "an object");
     for (const auto& [key, value] : j.items()) {
-      if (std::find(allowed_.begin(), allowed_.end(), key) == allowed_.end()) {
-        Fail(Child(ptr_, key), "unknown key (expected one of: " + JoinKeys(allowed_) + ")");
+      if (FindField(spec_, key) == nullptr) {
+        std::vector<std::string_view> keys;
+        for (const FieldSpec& f : spec_.fields) keys.push_back(f.key);
+        Fail(Child(ptr_, key), "unknown key (expected one of: " + JoinKeys(keys) + ")");
+      }
+    }
+    for (const auto& group : spec_.exclusive) {
+      int given = 0;
+      for (std::string_view key : group) {
+        if (Has(key) && ++given > 1) Fail(Ptr(key), JoinAnd(group) + " are exclusive; give one");
       }
     }
   }
+  ObjectReader(const json& j, std::string ptr, std::string_view spec_name)
+      : ObjectReader(j, std::move(ptr), ScenarioObjectSpec(spec_name)) {}
+
+  const FieldSpec& Field(std::string_view key) const {
+    const FieldSpec* f = FindField(spec_, key);
+    if (f == nullptr) InternalError(spec_, key, "read by the parser but not in the field table");
+    return *f;
+  }
   const json* Get(std::string_view key) const {
+    const FieldSpec& f = Field(key);
     auto it = j_.find(key);
-    return it == j_.end() ? nullptr : &*it;
+    if (it == j_.end()) {
+      if (f.required) Fail(Ptr(key), "required");
+      return nullptr;
+    }
+    return &*it;
   }
   bool Has(std::string_view key) const { return j_.contains(key); }
   const json& Required(std::string_view key) const {
-    const json* v = Get(key);
-    if (v == nullptr) Fail(Ptr(key), "required");
-    return *v;
+    if (!Field(key).required) InternalError(spec_, key, "read as required but optional in the field table");
+    return *Get(key);
   }
   std::string Ptr(std::string_view key) const { return Child(ptr_, key); }
   const std::string& ptr() const { return ptr_; }
   const json& json_value() const { return j_; }
+  const ObjectSpec& spec() const { return spec_; }
+
+  // Typed accessors: absent optional fields give nullopt, absent required ones fail with "required".
+  std::optional<int64_t> Int(std::string_view key, std::optional<int64_t> max = std::nullopt) const;
+  std::optional<Duration> Dur(std::string_view key) const;
+  std::optional<double> Fraction(std::string_view key) const;
+  std::optional<bool> Bool(std::string_view key) const;
+  std::optional<std::string> Str(std::string_view key) const;
+  std::optional<Labels> LabelMap(std::string_view key) const;
+  std::optional<DurationRange> Range(std::string_view key) const;
+  std::optional<std::vector<std::string>> Strings(std::string_view key) const;
 
  private:
+  const FieldSpec& Typed(std::string_view key, std::initializer_list<FieldType> types) const {
+    const FieldSpec& f = Field(key);
+    for (FieldType t : types) {
+      if (f.type == t) return f;
+    }
+    InternalError(spec_, key, "read with an accessor of another type than the field table's");
+  }
+
   const json& j_;
   std::string ptr_;
-  std::vector<std::string_view> allowed_;
+  const ObjectSpec& spec_;
 };
 
 std::string ReadString(const json& j, const std::string& ptr) {
@@ -120,12 +177,6 @@ int64_t ReadInt(const json& j, const std::string& ptr, int64_t min, int64_t max)
   return v;
 }
 
-constexpr int64_t kMaxReplicas = 10'000'000;
-
-int32_t ReadCount(const json& j, const std::string& ptr, int64_t min = 0, int64_t max = kMaxReplicas) {
-  return static_cast<int32_t>(ReadInt(j, ptr, min, max));
-}
-
 double ReadFraction(const json& j, const std::string& ptr) {
   if (!j.is_number()) WrongType(j, ptr, "a number");
   double v = j.get<double>();
@@ -138,10 +189,15 @@ bool ReadBool(const json& j, const std::string& ptr) {
   return j.get<bool>();
 }
 
+constexpr Duration kMaxScenarioDuration = std::chrono::hours(kMaxScenarioDurationHours);
+
 Duration ReadDuration(const json& j, const std::string& ptr) {
   if (!j.is_string()) WrongType(j, ptr, "a duration string such as \"1m30s\"");
   Result<Duration> d = ParseDuration(j.get_ref<const std::string&>());
   if (!d.ok()) Fail(ptr, d.status().message());
+  if (*d > kMaxScenarioDuration) {
+    Fail(ptr, "must be at most " + FormatScenarioDuration(kMaxScenarioDuration) + ", got " + j.dump());
+  }
   return *d;
 }
 
@@ -151,6 +207,14 @@ Duration ReadPositiveDuration(const json& j, const std::string& ptr) {
   return d;
 }
 
+// a + b for durations each at most kMaxScenarioDuration: cannot overflow, checked anyway so a later
+// change of the bound cannot make a sum wrap silently.
+Duration AddDurations(Duration a, Duration b, const std::string& ptr) {
+  if (b > Duration::zero() && a > Duration::max() - b)
+    Fail(ptr, "the sum of the event's durations overflows");
+  return a + b;
+}
+
 // {"min": d, "max": d}, or one duration string meaning min == max.
 DurationRange ReadRange(const json& j, const std::string& ptr) {
   if (j.is_string()) {
@@ -158,10 +222,10 @@ DurationRange ReadRange(const json& j, const std::string& ptr) {
     return {d, d};
   }
   if (!j.is_object()) WrongType(j, ptr, "a duration or {\"min\", \"max\"}");
-  ObjectReader r(j, ptr, {"min", "max"});
+  ObjectReader r(j, ptr, "duration_range");
   DurationRange range;
-  range.min = ReadDuration(r.Required("min"), r.Ptr("min"));
-  range.max = ReadDuration(r.Required("max"), r.Ptr("max"));
+  range.min = *r.Dur("min");
+  range.max = *r.Dur("max");
   if (range.max < range.min) Fail(r.Ptr("max"), "must not be below min");
   return range;
 }
@@ -195,10 +259,121 @@ std::string ReadName(const json& j, const std::string& ptr) {
   return name;
 }
 
-std::string ReadNamespace(const json& j, const std::string& ptr) {
-  std::string ns = ReadString(j, ptr);
-  if (!IsDns1123Label(ns)) Fail(ptr, "invalid namespace \"" + ns + "\"");
-  return ns;
+std::optional<int64_t> ObjectReader::Int(std::string_view key, std::optional<int64_t> max) const {
+  const FieldSpec& f = Typed(key, {FieldType::kInteger});
+  const json* v = Get(key);
+  if (v == nullptr) return std::nullopt;
+  return ReadInt(*v, Ptr(key), f.min, max.value_or(f.max));
+}
+
+std::optional<Duration> ObjectReader::Dur(std::string_view key) const {
+  const FieldSpec& f = Typed(key, {FieldType::kDuration, FieldType::kPositiveDuration});
+  const json* v = Get(key);
+  if (v == nullptr) return std::nullopt;
+  return f.type == FieldType::kPositiveDuration ? ReadPositiveDuration(*v, Ptr(key))
+                                                : ReadDuration(*v, Ptr(key));
+}
+
+std::optional<double> ObjectReader::Fraction(std::string_view key) const {
+  Typed(key, {FieldType::kFraction});
+  const json* v = Get(key);
+  if (v == nullptr) return std::nullopt;
+  return ReadFraction(*v, Ptr(key));
+}
+
+std::optional<bool> ObjectReader::Bool(std::string_view key) const {
+  const FieldSpec& f = Typed(key, {FieldType::kBool, FieldType::kTrue});
+  const json* v = Get(key);
+  if (v == nullptr) return std::nullopt;
+  bool b = ReadBool(*v, Ptr(key));
+  if (f.type == FieldType::kTrue && !b) {
+    Fail(Ptr(key), "must be true (omit it to target by " +
+                       std::string(key == "all" ? "count or fraction" : "default") + ")");
+  }
+  return b;
+}
+
+std::optional<std::string> ObjectReader::Str(std::string_view key) const {
+  const FieldSpec& f =
+      Typed(key, {FieldType::kString, FieldType::kEnum, FieldType::kName, FieldType::kDnsLabel});
+  const json* v = Get(key);
+  if (v == nullptr) return std::nullopt;
+  std::string p = Ptr(key);
+  switch (f.type) {
+    case FieldType::kName: return ReadName(*v, p);
+    case FieldType::kDnsLabel: {
+      std::string s = ReadString(*v, p);
+      if (!IsDns1123Label(s)) {
+        Fail(p, std::string(key == "namespace" ? "invalid namespace \"" : "invalid container name \"") + s +
+                    "\"");
+      }
+      return s;
+    }
+    case FieldType::kEnum: {
+      std::string s = ReadString(*v, p);
+      if (std::find(f.values.begin(), f.values.end(), s) == f.values.end()) {
+        if (f.values.size() == 1) {
+          Fail(p, "a replication controller's pods must use \"" + std::string(f.values[0]) + "\"");
+        }
+        std::string expected;
+        for (std::size_t i = 0; i < f.values.size(); ++i) {
+          if (i > 0) expected += i + 1 == f.values.size() ? " or " : ", ";
+          expected += "\"" + std::string(f.values[i]) + "\"";
+        }
+        Fail(p, "must be " + expected + ", got \"" + s + "\"");
+      }
+      return s;
+    }
+    default: {
+      std::string s = ReadString(*v, p);
+      if (f.non_empty && s.empty()) Fail(p, "must not be empty");
+      return s;
+    }
+  }
+}
+
+std::optional<Labels> ObjectReader::LabelMap(std::string_view key) const {
+  const FieldSpec& f = Typed(key, {FieldType::kLabels});
+  const json* v = Get(key);
+  if (v == nullptr) return std::nullopt;
+  Labels labels = ReadLabels(*v, Ptr(key));
+  if (f.non_empty && labels.empty()) Fail(Ptr(key), "must not be empty");
+  return labels;
+}
+
+std::optional<DurationRange> ObjectReader::Range(std::string_view key) const {
+  Typed(key, {FieldType::kRange});
+  const json* v = Get(key);
+  if (v == nullptr) return std::nullopt;
+  return ReadRange(*v, Ptr(key));
+}
+
+std::optional<std::vector<std::string>> ObjectReader::Strings(std::string_view key) const {
+  Typed(key, {FieldType::kStringArray});
+  const json* v = Get(key);
+  if (v == nullptr) return std::nullopt;
+  return ReadStringArray(*v, Ptr(key));
+}
+
+// The array at `key` (a kObjectArray field), checked to be an array (and non-empty if the table says).
+const json* ReadArrayField(const ObjectReader& r, std::string_view key, const char* expected,
+                           const char* empty_reason = "must not be empty") {
+  const FieldSpec& f = r.Field(key);
+  if (f.type != FieldType::kObjectArray && f.type != FieldType::kVerbArray) {
+    InternalError(r.spec(), key, "read as an array but not one in the field table");
+  }
+  const json* v = r.Get(key);
+  if (v == nullptr) return nullptr;
+  if (!v->is_array()) WrongType(*v, r.Ptr(key), expected);
+  if (f.non_empty && v->empty()) Fail(r.Ptr(key), empty_reason);
+  return v;
+}
+
+// The object at `key` (a kObject field) and its spec's name.
+const json* ReadObjectField(const ObjectReader& r, std::string_view key) {
+  if (r.Field(key).type != FieldType::kObject)
+    InternalError(r.spec(), key, "read as an object but not one in the field table");
+  return r.Get(key);
 }
 
 Container DefaultContainer(const std::string& name) {
@@ -210,27 +385,25 @@ Container DefaultContainer(const std::string& name) {
 }
 
 Container ReadContainer(const json& j, const std::string& ptr) {
-  ObjectReader r(j, ptr, {"name", "image", "command", "args"});
+  ObjectReader r(j, ptr, "container");
   Container c;
-  c.name = ReadString(r.Required("name"), r.Ptr("name"));
-  if (!IsDns1123Label(c.name)) Fail(r.Ptr("name"), "invalid container name \"" + c.name + "\"");
-  c.image = ReadString(r.Required("image"), r.Ptr("image"));
-  if (c.image.empty()) Fail(r.Ptr("image"), "must not be empty");
-  if (const json* v = r.Get("command")) c.command = ReadStringArray(*v, r.Ptr("command"));
-  if (const json* v = r.Get("args")) c.args = ReadStringArray(*v, r.Ptr("args"));
+  c.name = *r.Str("name");
+  c.image = *r.Str("image");
+  if (auto v = r.Strings("command")) c.command = std::move(*v);
+  if (auto v = r.Strings("args")) c.args = std::move(*v);
   return c;
 }
 
 // A pod template in the core/v1 shape (camelCase keys, as in Kubernetes manifests).
 PodTemplateSpec ReadTemplate(const json& j, const std::string& ptr, const std::string& controller_name,
                              bool* has_labels) {
-  ObjectReader r(j, ptr, {"metadata", "spec"});
+  ObjectReader r(j, ptr, "template");
   PodTemplateSpec t;
   *has_labels = false;
-  if (const json* m = r.Get("metadata")) {
-    ObjectReader mr(*m, r.Ptr("metadata"), {"labels", "annotations"});
-    if (const json* v = mr.Get("labels")) {
-      t.metadata.labels = ReadLabels(*v, mr.Ptr("labels"));
+  if (const json* m = ReadObjectField(r, "metadata")) {
+    ObjectReader mr(*m, r.Ptr("metadata"), "template_metadata");
+    if (auto v = mr.LabelMap("labels")) {
+      t.metadata.labels = std::move(*v);
       *has_labels = true;
     }
     if (const json* v = mr.Get("annotations")) {
@@ -241,12 +414,11 @@ PodTemplateSpec ReadTemplate(const json& j, const std::string& ptr, const std::s
     }
   }
   t.spec.containers = {DefaultContainer(controller_name)};
-  if (const json* s = r.Get("spec")) {
-    ObjectReader sr(*s, r.Ptr("spec"), {"containers", "restartPolicy", "terminationGracePeriodSeconds"});
-    if (const json* v = sr.Get("containers")) {
+  if (const json* s = ReadObjectField(r, "spec")) {
+    ObjectReader sr(*s, r.Ptr("spec"), "pod_spec");
+    if (const json* v =
+            ReadArrayField(sr, "containers", "an array of containers", "must hold at least one container")) {
       std::string cp = sr.Ptr("containers");
-      if (!v->is_array()) WrongType(*v, cp, "an array of containers");
-      if (v->empty()) Fail(cp, "must hold at least one container");
       t.spec.containers.clear();
       std::set<std::string> names;
       for (std::size_t i = 0; i < v->size(); ++i) {
@@ -257,32 +429,24 @@ PodTemplateSpec ReadTemplate(const json& j, const std::string& ptr, const std::s
         t.spec.containers.push_back(std::move(c));
       }
     }
-    if (const json* v = sr.Get("restartPolicy")) {
-      std::string p = ReadString(*v, sr.Ptr("restartPolicy"));
-      if (p != "Always") Fail(sr.Ptr("restartPolicy"), "a replication controller's pods must use \"Always\"");
-      t.spec.restart_policy = p;
-    }
-    if (const json* v = sr.Get("terminationGracePeriodSeconds")) {
-      t.spec.termination_grace_period_seconds =
-          ReadInt(*v, sr.Ptr("terminationGracePeriodSeconds"), 0, 24 * 3600);
-    }
+    if (auto p = sr.Str("restartPolicy")) t.spec.restart_policy = *p;
+    if (auto v = sr.Int("terminationGracePeriodSeconds")) t.spec.termination_grace_period_seconds = *v;
   }
   return t;
 }
 
 ControllerConfig ReadController(const json& j, const std::string& ptr) {
-  ObjectReader r(j, ptr, {"name", "namespace", "replicas", "selector", "template"});
+  ObjectReader r(j, ptr, "controller");
   ControllerConfig c;
-  c.name = ReadName(r.Required("name"), r.Ptr("name"));
-  if (const json* v = r.Get("namespace")) c.namespace_ = ReadNamespace(*v, r.Ptr("namespace"));
-  if (const json* v = r.Get("replicas")) c.replicas = ReadCount(*v, r.Ptr("replicas"));
+  c.name = *r.Str("name");
+  if (auto v = r.Str("namespace")) c.namespace_ = *v;
+  if (auto v = r.Int("replicas")) c.replicas = static_cast<int32_t>(*v);
   bool has_selector = false, has_labels = false;
-  if (const json* v = r.Get("selector")) {
-    c.selector = ReadLabels(*v, r.Ptr("selector"));
-    if (c.selector.empty()) Fail(r.Ptr("selector"), "must not be empty");
+  if (auto v = r.LabelMap("selector")) {
+    c.selector = std::move(*v);
     has_selector = true;
   }
-  if (const json* v = r.Get("template")) {
+  if (const json* v = ReadObjectField(r, "template")) {
     c.template_ = ReadTemplate(*v, r.Ptr("template"), c.name, &has_labels);
   } else {
     c.template_.spec.containers = {DefaultContainer(c.name)};
@@ -299,31 +463,23 @@ ControllerConfig ReadController(const json& j, const std::string& ptr) {
 }
 
 PodTarget ReadPodTarget(const json& j, const std::string& ptr) {
-  ObjectReader r(j, ptr, {"selector", "namespace", "count", "fraction", "all"});
+  ObjectReader r(j, ptr, "pod_target");
   PodTarget t;
-  if (const json* v = r.Get("selector")) t.selector = ReadLabels(*v, r.Ptr("selector"));
-  if (const json* v = r.Get("namespace")) t.namespace_ = ReadNamespace(*v, r.Ptr("namespace"));
-  int modes = 0;
-  for (std::string_view key : {"count", "fraction", "all"}) {
-    if (!r.Has(key)) continue;
-    if (++modes > 1) Fail(r.Ptr(key), "count, fraction and all are exclusive; give one");
-  }
-  if (const json* v = r.Get("count")) {
+  if (auto v = r.LabelMap("selector")) t.selector = std::move(*v);
+  if (auto v = r.Str("namespace")) t.namespace_ = *v;
+  if (auto v = r.Int("count")) {
     t.mode = PodTarget::Mode::kCount;
-    t.count = ReadInt(*v, r.Ptr("count"), 0, kMaxReplicas);
-  } else if (const json* v = r.Get("fraction")) {
+    t.count = *v;
+  } else if (auto f = r.Fraction("fraction")) {
     t.mode = PodTarget::Mode::kFraction;
-    t.fraction = ReadFraction(*v, r.Ptr("fraction"));
-  } else if (const json* v = r.Get("all")) {
-    if (!ReadBool(*v, r.Ptr("all"))) Fail(r.Ptr("all"), "must be true (omit it to target by count or fraction)");
+    t.fraction = *f;
+  } else if (r.Bool("all").has_value()) {
     t.mode = PodTarget::Mode::kAll;
   }
   return t;
 }
 
-std::string ReadControllerRef(const ObjectReader& r) {
-  return ReadName(r.Required("controller"), r.Ptr("controller"));
-}
+std::string ReadControllerRef(const ObjectReader& r) { return *r.Str("controller"); }
 
 constexpr std::pair<const char*, Verb> kVerbs[] = {
     {"get", Verb::kGet},       {"list", Verb::kList},     {"watch", Verb::kWatch},
@@ -338,14 +494,6 @@ Verb ReadVerb(const json& j, const std::string& ptr) {
   Fail(ptr, "unknown verb \"" + s + "\" (expected one of: get, list, watch, create, update, patch, delete)");
 }
 
-constexpr std::string_view kEventKinds[] = {
-    "kill_pods",       "delete_pods",      "scale",       "update_controller",
-    "create_controller", "delete_controller", "fail_node", "api_faults",
-    "watch_faults",    "stale_reads",      "restart_manager", "partition_manager"};
-
-constexpr std::string_view kExpectKinds[] = {"converged", "never_above", "final", "api_calls",
-                                             "status_matches"};
-
 // A reference to a controller by name, checked once every controller is known.
 struct ControllerRef {
   std::string name;
@@ -358,27 +506,25 @@ struct ParseState {
 
 EventAction ReadAction(std::string_view kind, const json& j, const std::string& ptr, Duration* settle,
                        const ClusterConfig& cluster, ParseState* state) {
+  auto extend = [&](Duration d, const std::string& p) { *settle = AddDurations(*settle, d, p); };
   if (kind == "kill_pods") return KillPodsAction{ReadPodTarget(j, ptr)};
   if (kind == "delete_pods") return DeletePodsAction{ReadPodTarget(j, ptr)};
   if (kind == "scale") {
-    ObjectReader r(j, ptr, {"controller", "replicas"});
+    ObjectReader r(j, ptr, "scale");
     ScaleAction a;
     a.controller = ReadControllerRef(r);
     state->refs.push_back({a.controller, r.Ptr("controller")});
-    a.replicas = ReadCount(r.Required("replicas"), r.Ptr("replicas"));
+    a.replicas = static_cast<int32_t>(*r.Int("replicas"));
     return a;
   }
   if (kind == "update_controller") {
-    ObjectReader r(j, ptr, {"controller", "replicas", "selector", "template"});
+    ObjectReader r(j, ptr, "update_controller");
     UpdateControllerAction a;
     a.controller = ReadControllerRef(r);
     state->refs.push_back({a.controller, r.Ptr("controller")});
-    if (const json* v = r.Get("replicas")) a.replicas = ReadCount(*v, r.Ptr("replicas"));
-    if (const json* v = r.Get("selector")) {
-      a.selector = ReadLabels(*v, r.Ptr("selector"));
-      if (a.selector->empty()) Fail(r.Ptr("selector"), "must not be empty");
-    }
-    if (const json* v = r.Get("template")) {
+    if (auto v = r.Int("replicas")) a.replicas = static_cast<int32_t>(*v);
+    a.selector = r.LabelMap("selector");
+    if (const json* v = ReadObjectField(r, "template")) {
       bool has_labels = false;
       a.template_ = ReadTemplate(*v, r.Ptr("template"), a.controller, &has_labels);
       if (!has_labels) Fail(r.Ptr("template") + "/metadata/labels", "required when updating a template");
@@ -388,19 +534,18 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
   }
   if (kind == "create_controller") return CreateControllerAction{ReadController(j, ptr)};
   if (kind == "delete_controller") {
-    ObjectReader r(j, ptr, {"controller", "cascade"});
+    ObjectReader r(j, ptr, "delete_controller");
     DeleteControllerAction a;
     a.controller = ReadControllerRef(r);
     state->refs.push_back({a.controller, r.Ptr("controller")});
-    if (const json* v = r.Get("cascade")) a.cascade = ReadBool(*v, r.Ptr("cascade"));
+    if (auto v = r.Bool("cascade")) a.cascade = *v;
     return a;
   }
   if (kind == "fail_node") {
-    ObjectReader r(j, ptr, {"node", "count", "for"});
+    ObjectReader r(j, ptr, "fail_node");
     FailNodeAction a;
-    if (r.Has("node") && r.Has("count")) Fail(r.Ptr("count"), "node and count are exclusive; give one");
-    if (const json* v = r.Get("node")) {
-      a.node = ReadString(*v, r.Ptr("node"));
+    if (auto v = r.Str("node")) {
+      a.node = *v;
       bool known = false;
       for (int32_t i = 0; i < cluster.nodes; ++i) known = known || *a.node == "node-" + std::to_string(i);
       if (!known) {
@@ -408,26 +553,25 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
                                 std::to_string(cluster.nodes - 1) + ")");
       }
     }
-    if (const json* v = r.Get("count")) a.count = ReadCount(*v, r.Ptr("count"), 1, cluster.nodes);
-    if (const json* v = r.Get("for")) {
-      a.for_ = ReadPositiveDuration(*v, r.Ptr("for"));
-      *settle += *a.for_;
+    if (auto v = r.Int("count", cluster.nodes)) a.count = static_cast<int32_t>(*v);
+    if (auto v = r.Dur("for")) {
+      a.for_ = *v;
+      extend(*v, r.Ptr("for"));
     }
     return a;
   }
   if (kind == "api_faults") {
-    ObjectReader r(j, ptr, {"for", "error_rate", "latency", "timeout_rate", "verbs"});
+    ObjectReader r(j, ptr, "api_faults");
     ApiFaultsAction a;
-    a.for_ = ReadPositiveDuration(r.Required("for"), r.Ptr("for"));
-    *settle += a.for_;
-    if (const json* v = r.Get("error_rate")) a.error_rate = ReadFraction(*v, r.Ptr("error_rate"));
-    if (const json* v = r.Get("timeout_rate")) a.timeout_rate = ReadFraction(*v, r.Ptr("timeout_rate"));
+    a.for_ = *r.Dur("for");
+    extend(a.for_, r.Ptr("for"));
+    if (auto v = r.Fraction("error_rate")) a.error_rate = *v;
+    if (auto v = r.Fraction("timeout_rate")) a.timeout_rate = *v;
     if (a.error_rate + a.timeout_rate > 1.0) Fail(r.Ptr("timeout_rate"), "error_rate + timeout_rate must not exceed 1");
-    if (const json* v = r.Get("latency")) a.latency = ReadRange(*v, r.Ptr("latency"));
-    if (const json* v = r.Get("verbs")) {
+    a.latency = r.Range("latency");
+    if (const json* v = ReadArrayField(r, "verbs", "an array of verbs",
+                                       "must name at least one verb (omit it for all verbs)")) {
       std::string vp = r.Ptr("verbs");
-      if (!v->is_array()) WrongType(*v, vp, "an array of verbs");
-      if (v->empty()) Fail(vp, "must name at least one verb (omit it for all verbs)");
       for (std::size_t i = 0; i < v->size(); ++i) {
         Verb verb = ReadVerb((*v)[i], Child(vp, i));
         if (std::find(a.verbs.begin(), a.verbs.end(), verb) != a.verbs.end()) {
@@ -442,75 +586,80 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
     return a;
   }
   if (kind == "watch_faults") {
-    ObjectReader r(j, ptr, {"for", "drop", "delay", "compact"});
+    ObjectReader r(j, ptr, "watch_faults");
     WatchFaultsAction a;
-    if (const json* v = r.Get("for")) a.for_ = ReadPositiveDuration(*v, r.Ptr("for"));
-    if (const json* v = r.Get("drop")) a.drop = ReadBool(*v, r.Ptr("drop"));
-    if (const json* v = r.Get("delay")) a.delay = ReadPositiveDuration(*v, r.Ptr("delay"));
-    if (const json* v = r.Get("compact")) a.compact = ReadBool(*v, r.Ptr("compact"));
+    if (auto v = r.Dur("for")) a.for_ = *v;
+    if (auto v = r.Bool("drop")) a.drop = *v;
+    a.delay = r.Dur("delay");
+    if (auto v = r.Bool("compact")) a.compact = *v;
     if (!a.drop && !a.delay && !a.compact) Fail(ptr, "no fault (give drop, delay or compact)");
-    if (a.drop || a.delay) *settle += a.for_;
+    if (a.drop || a.delay) extend(a.for_, r.Ptr("for"));
     return a;
   }
   if (kind == "stale_reads") {
-    ObjectReader r(j, ptr, {"for", "lag"});
+    ObjectReader r(j, ptr, "stale_reads");
     StaleReadsAction a;
-    a.for_ = ReadPositiveDuration(r.Required("for"), r.Ptr("for"));
-    a.lag = ReadPositiveDuration(r.Required("lag"), r.Ptr("lag"));
-    *settle += a.for_ + a.lag;
+    a.for_ = *r.Dur("for");
+    a.lag = *r.Dur("lag");
+    extend(a.for_, r.Ptr("for"));
+    extend(a.lag, r.Ptr("lag"));
     return a;
   }
   if (kind == "restart_manager") {
-    ObjectReader r(j, ptr, {"down"});
+    ObjectReader r(j, ptr, "restart_manager");
     RestartManagerAction a;
-    if (const json* v = r.Get("down")) a.down = ReadDuration(*v, r.Ptr("down"));
-    *settle += a.down;
+    if (auto v = r.Dur("down")) a.down = *v;
+    extend(a.down, r.Ptr("down"));
     return a;
   }
-  // partition_manager
-  ObjectReader r(j, ptr, {"for"});
-  PartitionManagerAction a;
-  a.for_ = ReadPositiveDuration(r.Required("for"), r.Ptr("for"));
-  *settle += a.for_;
-  return a;
+  if (kind == "partition_manager") {
+    ObjectReader r(j, ptr, "partition_manager");
+    PartitionManagerAction a;
+    a.for_ = *r.Dur("for");
+    extend(a.for_, r.Ptr("for"));
+    return a;
+  }
+  InternalError(ScenarioObjectSpec("event"), kind, "an action the parser does not read");
 }
 
 ScenarioEvent ReadEvent(const json& j, const std::string& ptr, const Scenario& s, ParseState* state) {
-  std::vector<std::string_view> allowed = {"at"};
-  allowed.insert(allowed.end(), std::begin(kEventKinds), std::end(kEventKinds));
-  ObjectReader r(j, ptr, allowed);
+  const ObjectSpec& spec = ScenarioObjectSpec("event");
+  ObjectReader r(j, ptr, spec);
   ScenarioEvent e;
-  if (const json* v = r.Get("at")) e.at = ReadDuration(*v, r.Ptr("at"));
+  if (auto v = r.Dur("at")) e.at = *v;
   if (e.at > s.duration) {
     Fail(r.Ptr("at"), "after the scenario's duration (" + FormatScenarioDuration(s.duration) + ")");
   }
   std::vector<std::string_view> kinds;
-  for (std::string_view k : kEventKinds) {
+  for (std::string_view k : spec.action_keys) {
     if (r.Has(k)) kinds.push_back(k);
   }
-  if (kinds.empty()) Fail(ptr, "no action (expected one of: " + JoinKeys({std::begin(kEventKinds), std::end(kEventKinds)}) + ")");
+  if (kinds.empty()) Fail(ptr, "no action (expected one of: " + JoinKeys(spec.action_keys) + ")");
   if (kinds.size() > 1) {
     Fail(ptr, "has " + std::to_string(kinds.size()) + " actions (" + JoinKeys(kinds) +
                   "); an event has exactly one");
   }
   e.kind = std::string(kinds[0]);
   e.settled_at = e.at;
-  e.action = ReadAction(kinds[0], *r.Get(kinds[0]), r.Ptr(kinds[0]), &e.settled_at, s.cluster, state);
+  e.action =
+      ReadAction(kinds[0], *ReadObjectField(r, kinds[0]), r.Ptr(kinds[0]), &e.settled_at, s.cluster, state);
   e.text = j.dump();
   return e;
 }
 
 Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenario& s, ParseState* state) {
-  ObjectReader outer(j, ptr, {std::begin(kExpectKinds), std::end(kExpectKinds)});
+  const ObjectSpec& spec = ScenarioObjectSpec("expectation");
+  ObjectReader outer(j, ptr, spec);
   if (j.size() != 1) {
-    Fail(ptr, j.empty() ? "no expectation (expected one of: " +
-                              JoinKeys({std::begin(kExpectKinds), std::end(kExpectKinds)}) + ")"
+    std::vector<std::string_view> kinds;
+    for (const FieldSpec& f : spec.fields) kinds.push_back(f.key);
+    Fail(ptr, j.empty() ? "no expectation (expected one of: " + JoinKeys(kinds) + ")"
                         : "has " + std::to_string(j.size()) + " expectations; give one per entry");
   }
   Expectation e;
   e.kind = j.begin().key();
   e.text = j.dump();
-  const json& body = j.begin().value();
+  const json& body = *ReadObjectField(outer, e.kind);
   std::string p = outer.Ptr(e.kind);
   auto ref = [&](const ObjectReader& r) {
     std::string name = ReadControllerRef(r);
@@ -518,35 +667,35 @@ Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenari
     return name;
   };
   if (e.kind == "converged") {
-    ObjectReader r(body, p, {"controller", "after", "within"});
+    ObjectReader r(body, p, "converged");
     ConvergedExpect c;
     c.controller = ref(r);
-    if (const json* v = r.Get("after")) c.after = ReadDuration(*v, r.Ptr("after"));
+    if (auto v = r.Dur("after")) c.after = *v;
     if (c.after > s.duration) Fail(r.Ptr("after"), "after the scenario's duration");
-    if (const json* v = r.Get("within")) c.within = ReadPositiveDuration(*v, r.Ptr("within"));
+    if (auto v = r.Dur("within")) c.within = *v;
     e.spec = c;
   } else if (e.kind == "never_above") {
-    ObjectReader r(body, p, {"controller", "active"});
+    ObjectReader r(body, p, "never_above");
     NeverAboveExpect c;
     c.controller = ref(r);
     c.active = -1;  // resolved once events are known
-    if (const json* v = r.Get("active")) c.active = ReadCount(*v, r.Ptr("active"));
+    if (auto v = r.Int("active")) c.active = static_cast<int32_t>(*v);
     e.spec = c;
   } else if (e.kind == "final") {
-    ObjectReader r(body, p, {"controller", "running", "replicas_status"});
+    ObjectReader r(body, p, "final");
     FinalExpect c;
     c.controller = ref(r);
-    if (const json* v = r.Get("running")) c.running = ReadCount(*v, r.Ptr("running"));
-    if (const json* v = r.Get("replicas_status")) c.replicas_status = ReadCount(*v, r.Ptr("replicas_status"));
+    if (auto v = r.Int("running")) c.running = static_cast<int32_t>(*v);
+    if (auto v = r.Int("replicas_status")) c.replicas_status = static_cast<int32_t>(*v);
     e.spec = c;
   } else if (e.kind == "api_calls") {
-    ObjectReader r(body, p, {"verb", "at_most"});
+    ObjectReader r(body, p, "api_calls");
     ApiCallsExpect c;
     if (const json* v = r.Get("verb")) c.verb = ReadVerb(*v, r.Ptr("verb"));
-    c.at_most = ReadInt(r.Required("at_most"), r.Ptr("at_most"), 0, std::numeric_limits<int64_t>::max());
+    c.at_most = *r.Int("at_most");
     e.spec = c;
   } else {
-    ObjectReader r(body, p, {"controller"});
+    ObjectReader r(body, p, "status_matches");
     e.spec = StatusMatchesExpect{ref(r)};
   }
   return e;
@@ -602,12 +751,11 @@ std::map<std::string, int32_t> CheckControllerTimeline(const Scenario& s) {
 }
 
 Scenario ParseOrThrow(const json& doc, std::string_view file) {
-  ObjectReader r(doc, "", {"name", "description", "seed", "tier", "duration", "cluster", "manager",
-                           "controllers", "events", "expect"});
+  ObjectReader r(doc, "", "scenario");
   Scenario s;
   s.file = std::string(file);
-  s.name = ReadName(r.Required("name"), r.Ptr("name"));
-  if (const json* v = r.Get("description")) s.description = ReadString(*v, r.Ptr("description"));
+  s.name = *r.Str("name");
+  if (auto v = r.Str("description")) s.description = *v;
   if (const json* v = r.Get("seed")) {
     if (!v->is_number_integer()) WrongType(*v, r.Ptr("seed"), "an integer");
     if (v->is_number_unsigned()) {
@@ -616,28 +764,24 @@ Scenario ParseOrThrow(const json& doc, std::string_view file) {
       s.seed = static_cast<uint64_t>(ReadInt(*v, r.Ptr("seed"), 0, std::numeric_limits<int64_t>::max()));
     }
   }
-  if (const json* v = r.Get("tier")) {
-    s.tier = ReadString(*v, r.Ptr("tier"));
-    if (s.tier != "fast" && s.tier != "slow") Fail(r.Ptr("tier"), "must be \"fast\" or \"slow\", got \"" + s.tier + "\"");
+  if (auto v = r.Str("tier")) s.tier = *v;
+  if (auto v = r.Dur("duration")) s.duration = *v;
+  if (const json* v = ReadObjectField(r, "cluster")) {
+    ObjectReader c(*v, r.Ptr("cluster"), "cluster");
+    if (auto n = c.Int("nodes")) s.cluster.nodes = static_cast<int32_t>(*n);
+    if (auto n = c.Range("pod_start_latency")) s.cluster.pod_start_latency = *n;
+    if (auto n = c.Range("api_latency")) s.cluster.api_latency = *n;
+    if (auto n = c.Range("watch_latency")) s.cluster.watch_latency = *n;
   }
-  if (const json* v = r.Get("duration")) s.duration = ReadPositiveDuration(*v, r.Ptr("duration"));
-  if (const json* v = r.Get("cluster")) {
-    ObjectReader c(*v, r.Ptr("cluster"), {"nodes", "pod_start_latency", "api_latency", "watch_latency"});
-    if (const json* n = c.Get("nodes")) s.cluster.nodes = ReadCount(*n, c.Ptr("nodes"), 1, 100'000);
-    if (const json* n = c.Get("pod_start_latency")) s.cluster.pod_start_latency = ReadRange(*n, c.Ptr("pod_start_latency"));
-    if (const json* n = c.Get("api_latency")) s.cluster.api_latency = ReadRange(*n, c.Ptr("api_latency"));
-    if (const json* n = c.Get("watch_latency")) s.cluster.watch_latency = ReadRange(*n, c.Ptr("watch_latency"));
-  }
-  if (const json* v = r.Get("manager")) {
-    ObjectReader m(*v, r.Ptr("manager"), {"workers", "resync", "burst_replicas"});
-    if (const json* n = m.Get("workers")) s.manager.workers = ReadCount(*n, m.Ptr("workers"), 1, 1024);
-    if (const json* n = m.Get("resync")) s.manager.resync = ReadPositiveDuration(*n, m.Ptr("resync"));
-    if (const json* n = m.Get("burst_replicas")) s.manager.burst_replicas = ReadCount(*n, m.Ptr("burst_replicas"), 1);
+  if (const json* v = ReadObjectField(r, "manager")) {
+    ObjectReader m(*v, r.Ptr("manager"), "manager");
+    if (auto n = m.Int("workers")) s.manager.workers = static_cast<int32_t>(*n);
+    if (auto n = m.Dur("resync")) s.manager.resync = *n;
+    if (auto n = m.Int("burst_replicas")) s.manager.burst_replicas = static_cast<int32_t>(*n);
   }
   {
-    const json& cs = r.Required("controllers");
+    const json& cs = *ReadArrayField(r, "controllers", "an array of controllers");
     std::string cp = r.Ptr("controllers");
-    if (!cs.is_array()) WrongType(cs, cp, "an array of controllers");
     std::set<std::string> names;
     for (std::size_t i = 0; i < cs.size(); ++i) {
       ControllerConfig c = ReadController(cs[i], Child(cp, i));
@@ -648,15 +792,13 @@ Scenario ParseOrThrow(const json& doc, std::string_view file) {
     }
   }
   ParseState state;
-  if (const json* v = r.Get("events")) {
+  if (const json* v = ReadArrayField(r, "events", "an array of events")) {
     std::string ep = r.Ptr("events");
-    if (!v->is_array()) WrongType(*v, ep, "an array of events");
     for (std::size_t i = 0; i < v->size(); ++i) s.events.push_back(ReadEvent((*v)[i], Child(ep, i), s, &state));
   }
   {
-    const json& es = r.Required("expect");
+    const json& es = *ReadArrayField(r, "expect", "an array of expectations");
     std::string ep = r.Ptr("expect");
-    if (!es.is_array()) WrongType(es, ep, "an array of expectations");
     for (std::size_t i = 0; i < es.size(); ++i) s.expect.push_back(ReadExpectation(es[i], Child(ep, i), s, &state));
   }
   // Every referenced controller must be defined somewhere in the scenario.
@@ -718,6 +860,14 @@ Duration Scenario::SettleTime() const {
   return t;
 }
 
+Result<Scenario> ParseScenarioDocument(const ScenarioDocument& doc) {
+  try {
+    return ParseOrThrow(doc.value, doc.file);
+  } catch (const ParseError& e) {
+    return Status(Code::kInvalid, doc.Error(e.pointer, e.reason));
+  }
+}
+
 Result<Scenario> ParseScenario(const nlohmann::json& doc, std::string_view file) {
   try {
     return ParseOrThrow(doc, file);
@@ -727,22 +877,19 @@ Result<Scenario> ParseScenario(const nlohmann::json& doc, std::string_view file)
 }
 
 Result<Scenario> ParseScenarioText(std::string_view text, std::string_view file) {
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    return Status(Code::kInvalid, std::string(file) + ": /: invalid JSON: " + e.what());
-  }
-  return ParseScenario(doc, file);
+  return ParseScenarioText(text, file, DocumentFormat::kJson);
+}
+
+Result<Scenario> ParseScenarioText(std::string_view text, std::string_view file, DocumentFormat format) {
+  Result<ScenarioDocument> doc = ParseDocument(text, file, format);
+  if (!doc.ok()) return doc.status();
+  return ParseScenarioDocument(*doc);
 }
 
 Result<Scenario> LoadScenarioFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(Code::kInvalid, path + ": cannot read the file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return Status(Code::kInvalid, path + ": cannot read the file");
-  return ParseScenarioText(buf.str(), path);
+  Result<ScenarioDocument> doc = LoadDocument(path);
+  if (!doc.ok()) return doc.status();
+  return ParseScenarioDocument(*doc);
 }
 
 }  // namespace rcsim

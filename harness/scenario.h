@@ -1,5 +1,9 @@
 // Scenario files: the public JSON contract of rcsim (see docs/scenarios.md for every field and default).
 //
+// Scenario files are JSON or YAML (scenario_document.h maps both to one JSON value); the keys, types
+// and bounds of every object come from the field table in scenario_fields.h, which also generates the
+// JSON Schema that `rcsim schema` prints.
+//
 // ParseScenario is strict: unknown keys, wrong types, negative counts, fractions outside [0, 1],
 // references to controllers the scenario never defines, unparsable durations, events with zero or
 // several actions are refused with Code::kInvalid and the message "<file>: <json pointer>: <reason>"
@@ -21,6 +25,7 @@
 #include "engine/status.h"
 #include "engine/time.h"
 #include "engine/types.h"
+#include "harness/scenario_document.h"
 
 namespace rcsim {
 
@@ -182,9 +187,14 @@ struct Scenario {
 
 // Parses one scenario document. `file` is used only in error messages and Scenario::file.
 Result<Scenario> ParseScenario(const nlohmann::json& doc, std::string_view file);
+// Parses a document from either front end; YAML errors carry the line and column.
+Result<Scenario> ParseScenarioDocument(const ScenarioDocument& doc);
 // Parses JSON text (syntax errors are reported as "<file>: /: invalid JSON: ...").
 Result<Scenario> ParseScenarioText(std::string_view text, std::string_view file);
-// Reads and parses a file (unreadable file: "<file>: cannot read: ...").
+// Parses JSON or YAML text ("<file>:<line>:<col>: /: invalid YAML: ..." for YAML syntax errors).
+Result<Scenario> ParseScenarioText(std::string_view text, std::string_view file, DocumentFormat format);
+// Reads and parses a file, YAML if it is named *.yaml or *.yml, else JSON (unreadable file:
+// "<file>: cannot read the file").
 Result<Scenario> LoadScenarioFile(const std::string& path);
 
 // The scenario-file name of an API verb ("get", "list", ..., "delete"); the same names as the API's.

@@ -27,10 +27,13 @@ Result<std::vector<std::string>> FindScenarioFiles(const std::vector<std::string
     std::vector<std::string> found;
     for (fs::recursive_directory_iterator it(p, fs::directory_options::follow_directory_symlink, ec), end;
          !ec && it != end; it.increment(ec)) {
-      if (it->is_regular_file(ec) && it->path().extension() == ".json") found.push_back(it->path().string());
+      std::string ext = it->path().extension().string();
+      if (it->is_regular_file(ec) && (ext == ".json" || ext == ".yaml" || ext == ".yml")) {
+        found.push_back(it->path().string());
+      }
     }
     if (ec) return Status(Code::kInvalid, p + ": cannot list: " + ec.message());
-    if (found.empty()) return Status(Code::kInvalid, p + ": no *.json scenario files");
+    if (found.empty()) return Status(Code::kInvalid, p + ": no scenario files (*.json, *.yaml, *.yml)");
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());
   }

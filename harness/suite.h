@@ -26,9 +26,9 @@ struct SuiteOptions {
   std::string filter;            // ECMAScript regex searched in scenario names; empty: all
 };
 
-// The *.json files named by `paths`: files as given, directories searched recursively (sorted, so
-// the order does not depend on the file system). kInvalid if a path does not exist or a directory
-// holds no scenario.
+// The scenario files (*.json, *.yaml, *.yml) named by `paths`: files as given, directories searched
+// recursively (sorted, so the order does not depend on the file system). kInvalid if a path does not exist or
+// a directory holds no scenario.
 Result<std::vector<std::string>> FindScenarioFiles(const std::vector<std::string>& paths);
 
 // Parses every file (stopping at the first error, whose message names the file and JSON pointer)

@@ -3,6 +3,8 @@
 //   rcsim run PATH... [--seed N] [--seeds N] [--tier fast|slow|all] [--filter REGEX] [--jobs N]
 //                     [--report DIR] [--quiet]
 //   rcsim replay FILE [--seed N]
+//   rcsim validate PATH...
+//   rcsim schema
 //
 // Exit status: 0 every run passed, 1 a run failed, 2 bad input or usage (nothing ran).
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +24,7 @@
 #include "harness/duration.h"
 #include "harness/runner.h"
 #include "harness/scenario.h"
+#include "harness/scenario_fields.h"
 #include "harness/suite.h"
 #include "reports/html_report.h"
 #include "reports/json_report.h"
@@ -34,8 +38,11 @@ constexpr int kExitFail = 1;
 constexpr int kExitUsage = 2;
 
 const char kUsage[] =
-    R"(usage: rcsim run PATH... [options]     run scenario files (folders are searched for *.json)
+    R"(usage: rcsim run PATH... [options]     run scenario files (folders are searched for *.json,
+                                       *.yaml and *.yml)
        rcsim replay FILE [--seed N]    run one scenario and print its full event trace
+       rcsim validate PATH...          parse and check scenario files without running them
+       rcsim schema                    print the JSON Schema (draft 2020-12) of scenario files
        rcsim --help
 
 run options:
@@ -47,7 +54,8 @@ run options:
   --report DIR      write DIR/<scenario>.json, DIR/junit.xml and DIR/index.html
   --quiet           print only failures and the summary line
 
-Exit status: 0 if every run passed, 1 if any failed, 2 on bad input or usage.
+Exit status: 0 if every run passed, 1 if any failed, 2 on bad input or usage
+(validate: 0 if every file is valid, 2 otherwise).
 The scenario format is described in docs/scenarios.md.
 )";
 
@@ -290,6 +298,52 @@ int Replay(const std::vector<std::string>& argv) {
   return r.passed ? kExitPass : kExitFail;
 }
 
+// Parses every file (reporting every bad one, not only the first) without running anything.
+int Validate(const std::vector<std::string>& argv) {
+  std::vector<std::string> paths;
+  for (const std::string& arg : argv) {
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return kExitPass;
+    }
+    if (arg.rfind("--", 0) == 0) throw UsageError{"unknown option " + arg + " for validate"};
+    paths.push_back(arg);
+  }
+  if (paths.empty()) return Usage("validate: no scenario file or folder given");
+  Result<std::vector<std::string>> files = FindScenarioFiles(paths);
+  if (!files.ok()) {
+    std::cerr << "rcsim: " << files.status().message() << "\n";
+    return kExitUsage;
+  }
+  int bad = 0;
+  std::map<std::string, std::string> names;  // scenario name -> file
+  for (const std::string& f : *files) {
+    Result<Scenario> s = LoadScenarioFile(f);
+    if (!s.ok()) {
+      std::cerr << s.status().message() << "\n";
+      ++bad;
+      continue;
+    }
+    auto [it, inserted] = names.emplace(s->name, f);
+    if (!inserted) {
+      std::cerr << f << ": /name: scenario name \"" << s->name << "\" is also used by " << it->second << "\n";
+      ++bad;
+    }
+  }
+  if (bad > 0) {
+    std::cerr << bad << " of " << files->size() << " scenario files invalid\n";
+    return kExitUsage;
+  }
+  std::cout << files->size() << " scenario files valid\n";
+  return kExitPass;
+}
+
+int Schema(const std::vector<std::string>& argv) {
+  if (!argv.empty()) return Usage("schema takes no arguments");
+  std::cout << ScenarioJsonSchema().dump(2) << "\n";
+  return kExitPass;
+}
+
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return Usage("no command given");
@@ -298,6 +352,8 @@ int Main(int argc, char** argv) {
   try {
     if (command == "run") return Run(args);
     if (command == "replay") return Replay(args);
+    if (command == "validate") return Validate(args);
+    if (command == "schema") return Schema(args);
     if (command == "--help" || command == "-h" || command == "help") {
       std::cout << kUsage;
       return kExitPass;

@@ -292,6 +292,56 @@ TEST_F(RcsimCliTest, SameSeedGivesIdenticalReportsApartFromWallFields) {
   EXPECT_NE(a["trace"]["digest"], c["trace"]["digest"]);
 }
 
+const char* kPassingYaml = R"(name: small-pass
+seed: 3
+controllers:
+  - {name: web, replicas: 4}
+events:
+  - at: 10s
+    kill_pods: {selector: {app: web}, count: 2}
+  - at: 12s
+    scale: {controller: web, replicas: 6}
+expect:
+  - converged: {controller: web, after: 12s, within: 10s}
+  - final: {controller: web, running: 6}
+)";
+
+TEST_F(RcsimCliTest, YamlScenarioRunsLikeItsJson) {
+  std::string j = Write("j/pass.json", kPassing);
+  std::string y = Write("y/pass.yaml", kPassingYaml);
+  ASSERT_EQ(Rcsim("run " + j + " --report " + (dir_ / "rj").string()).code, 0);
+  Output o = Rcsim("run " + (dir_ / "y").string() + " --report " + (dir_ / "ry").string());
+  ASSERT_EQ(o.code, 0) << o.out << o.err;
+  json a = json::parse(Slurp(dir_ / "rj" / "small-pass.json"));
+  json b = json::parse(Slurp(dir_ / "ry" / "small-pass.json"));
+  EXPECT_EQ(a["trace"]["digest"], b["trace"]["digest"]);
+}
+
+TEST_F(RcsimCliTest, ValidateChecksWithoutRunning) {
+  std::string ok = Write("v/ok.json", kPassing);
+  Write("v/ok2.yml", std::string(kPassingYaml).replace(6, 10, "small-yaml"));
+  Output o = Rcsim("validate " + (dir_ / "v").string());
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_EQ(o.out, "2 scenario files valid\n");
+  std::string bad = Write("v/bad.yaml", "name: bad\ncontrollers: []\nexpect:\n  - final: {controller: db}\n");
+  std::string bad2 = Write("v/bad2.json", R"({"name": "x", "controllers": [], "expect": [], "seed": -1})");
+  o = Rcsim("validate " + (dir_ / "v").string());
+  EXPECT_EQ(o.code, 2);
+  EXPECT_THAT(o.err, HasSubstr(bad + ":4:13: /expect/0/final/controller: unknown controller \"db\""));
+  EXPECT_THAT(o.err, HasSubstr(bad2 + ": /seed: must not be negative"));
+  EXPECT_THAT(o.err, HasSubstr("2 of 4 scenario files invalid"));
+  EXPECT_EQ(o.out.find("PASS"), std::string::npos);
+  EXPECT_EQ(Rcsim("validate").code, 2);
+}
+
+TEST_F(RcsimCliTest, SchemaIsDraft202012Json) {
+  Output o = Rcsim("schema");
+  ASSERT_EQ(o.code, 0) << o.err;
+  json schema = json::parse(o.out);
+  EXPECT_EQ(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+  EXPECT_TRUE(schema["$defs"]["event"]["properties"].contains("kill_pods"));
+}
+
 TEST_F(RcsimCliTest, SwarmModeRunsEachSeed) {
   std::string f = Write("pass.json", kPassing);
   Output o = Rcsim("run " + f + " --seeds 3 --jobs 2 --report " + (dir_ / "swarm").string());
