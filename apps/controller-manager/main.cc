@@ -14,6 +14,7 @@
 #include <future>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
@@ -136,6 +137,13 @@ int Main(int argc, char** argv) {
 
   EtcdStoreOptions etcd_options;
   etcd_options.endpoints = SplitEtcdEndpoints(flags.etcd_servers);
+  // Watch outages and recoveries, from the watch threads.
+  std::mutex log_mu;
+  etcd_options.log = [&log_mu](LogLevel level, const std::string& message) {
+    std::lock_guard<std::mutex> lock(log_mu);
+    std::cerr << "controller-manager: " << (level >= LogLevel::kWarning ? "warning: " : "") << message
+              << "\n";
+  };
   Result<std::unique_ptr<EtcdStore>> store = EtcdStore::Create(etcd_options);
   if (!store.ok()) {
     std::cerr << "controller-manager: " << store.status().ToString() << "\n";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -20,6 +21,8 @@ using SteadyClock = std::chrono::steady_clock;
 
 constexpr auto kWatchMaxBackoff = std::chrono::milliseconds(1000);
 constexpr auto kWatchMinBackoff = std::chrono::milliseconds(50);
+// How often a thread waiting for a connection checks whether its watch was cancelled.
+constexpr auto kConnectSlice = std::chrono::milliseconds(100);
 
 // etcd's error strings (server/etcdserver/api/v3rpc/rpctypes); the gRPC code alone is ambiguous.
 constexpr std::string_view kErrCompacted = "required revision has been compacted";
@@ -230,9 +233,9 @@ struct EtcdStore::Impl {
     args.SetInt(GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, -1);
     args.SetInt(GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, -1);
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    // gRPC core reads this as the minimum time one connection attempt (TCP and the HTTP/2 SETTINGS
-    // exchange) may take; at 100 ms a loaded machine failed attempts "before receiving SETTINGS frame".
-    // One attempt may use the whole dial timeout.
+    // Despite its name, gRPC uses this as the minimum time one connection attempt may take before it
+    // is abandoned ("timed out before receiving SETTINGS frame"). At 100 ms a loaded machine or an
+    // etcd that is still starting failed most attempts; give an attempt the whole dial_timeout.
     args.SetInt(
         GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
         static_cast<int>(std::max<int64_t>(
@@ -258,15 +261,25 @@ struct EtcdStore::Impl {
     }
   }
 
-  // True once the endpoint's channel is READY; false if dial_timeout passes first. A failed attempt
-  // (TRANSIENT_FAILURE) does not end the wait: gRPC retries with backoff, as etcd's clientv3 waits out
-  // its DialTimeout, so a slow handshake on a loaded machine is not taken for a dead endpoint.
-  bool Connect(const Endpoint& ep) const {
+  // True once the endpoint's channel is READY; false at `deadline`, when `cancelled()` turns true
+  // (checked every kConnectSlice), or when the channel is shut down. A TRANSIENT_FAILURE (a refused or
+  // timed-out connection attempt) does not end the wait unless `fail_fast`: gRPC retries the connection
+  // with backoff and the channel may still become READY before the deadline. The waiting thread is what
+  // drives the connection attempt: gRPC's synchronous API makes progress on a channel's sockets only
+  // while some thread waits on it (otherwise only its 5 s backup poller runs), so a watch thread must
+  // wait here rather than start a fail-fast stream on a channel that is not READY.
+  bool Connect(const Endpoint& ep, std::chrono::system_clock::time_point deadline, bool fail_fast,
+               const std::function<bool()>& cancelled = {}) const {
     grpc_connectivity_state state = ep.channel->GetState(/*try_to_connect=*/true);
-    const auto deadline = DeadlineAfter(options.dial_timeout);
+    bool attempted = false;
     while (state != GRPC_CHANNEL_READY) {
       if (state == GRPC_CHANNEL_SHUTDOWN) return false;
-      if (!ep.channel->WaitForStateChange(state, deadline)) return false;
+      if (state == GRPC_CHANNEL_TRANSIENT_FAILURE && attempted && fail_fast) return false;
+      const auto now = std::chrono::system_clock::now();
+      if (now >= deadline) return false;
+      if (cancelled && cancelled()) return false;
+      const auto slice = cancelled ? std::min(deadline, now + kConnectSlice) : deadline;
+      if (ep.channel->WaitForStateChange(state, slice)) attempted = true;
       state = ep.channel->GetState(/*try_to_connect=*/true);
     }
     return true;
@@ -280,13 +293,26 @@ struct EtcdStore::Impl {
     const int n = static_cast<int>(endpoints.size());
     const int start = current.load(std::memory_order_relaxed);
     Status last(Code::kUnavailable, "etcd: no endpoint reachable");
-    for (int i = 0; i < n; ++i) {
+    // With several endpoints the first pass moves on at an endpoint's first failed connection attempt
+    // (fast failover past a dead member); when none connected, or with one endpoint, each gets its
+    // share of dial_timeout: a busy or just-restarted etcd may need more than one attempt.
+    const auto dial_deadline = DeadlineAfter(options.dial_timeout);
+    bool any_connected = false;
+    for (int i = 0; i < 2 * n; ++i) {
+      const bool patient = n == 1 || i >= n;
+      if (patient && i == n && (n == 1 || any_connected)) break;
       const int idx = (start + i) % n;
       const Endpoint& ep = endpoints[idx];
-      if (!Connect(ep)) {
+      auto deadline = dial_deadline;
+      if (patient && n > 1) {
+        const auto now = std::chrono::system_clock::now();
+        if (now < dial_deadline) deadline = now + (dial_deadline - now) / (2 * n - i);
+      }
+      if (!Connect(ep, deadline, /*fail_fast=*/!patient)) {
         last = Status(Code::kUnavailable, "etcd: cannot connect to " + ep.target);
         continue;
       }
+      any_connected = true;
       grpc::ClientContext ctx;
       ctx.set_deadline(DeadlineAfter(options.request_timeout));
       grpc::Status s = rpc(ep, &ctx);
@@ -328,6 +354,9 @@ struct WatchState {
     int64_t next_rev = req.start_revision;  // 0 until etcd tells us the current revision
     int idx = store->current.load(std::memory_order_relaxed);
     int failures = 0;
+    bool healthy = true;  // false from the loss of a stream until a new one is created
+    SteadyClock::time_point lost_at;
+    std::string last_error;
     while (true) {
       if (failures > 0) {
         auto backoff =
@@ -336,6 +365,21 @@ struct WatchState {
         if (cv.wait_for(lock, backoff, [this] { return cancelled; })) return;
       }
       const auto& ep = store->endpoints[idx];
+      // Drive the connection first (see Impl::Connect): a stream started on a channel that is not
+      // READY fails at once, and nothing else may be waiting on this channel to make it connect.
+      if (!store->Connect(ep, DeadlineAfter(store->options.dial_timeout), /*fail_fast=*/false,
+                          [this] { return Cancelled(); })) {
+        if (Cancelled()) return;
+        last_error = "cannot connect to " + ep.target;
+        if (healthy) {
+          healthy = false;
+          lost_at = SteadyClock::now();
+          Log(LogLevel::kWarning, "etcd: watch on " + req.key + " lost: " + last_error + "; reconnecting");
+        }
+        ++failures;
+        idx = (idx + 1) % n;
+        continue;
+      }
       grpc::ClientContext ctx;
       ctx.AddMetadata("hasleader", "true");
       {
@@ -344,6 +388,7 @@ struct WatchState {
         live_ctx = &ctx;
       }
       bool finished = false;  // the watch ended for good (compacted / canceled by etcd)
+      grpc::Status end;
       {
         auto stream = ep.watch->Watch(&ctx);
         pb::WatchRequest create;
@@ -356,7 +401,17 @@ struct WatchState {
         if (stream->Write(create)) {
           while (stream->Read(&resp)) {
             if (resp.created() && next_rev == 0) next_rev = resp.header().revision() + 1;
-            if (resp.created()) failures = 0;
+            if (resp.created()) {
+              failures = 0;
+              if (!healthy) {
+                healthy = true;
+                const auto down =
+                    std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - lost_at);
+                Log(LogLevel::kInfo, "etcd: watch on " + req.key + " resumed on " + ep.target +
+                                         " at revision " + std::to_string(next_rev) + " after " +
+                                         std::to_string(down.count()) + " ms");
+              }
+            }
             if (resp.canceled()) {
               WatchResponse out;
               out.header_revision = resp.header().revision();
@@ -372,17 +427,30 @@ struct WatchState {
             DeliverEvents(resp, &next_rev);
           }
         }
-        ctx.TryCancel();
-        stream->Finish().IgnoreError();
+        // After a stream that ended by itself Finish() gives etcd's or gRPC's reason; a stream we leave
+        // (canceled by etcd) is cancelled first so that Finish() does not wait for the server.
+        if (finished) ctx.TryCancel();
+        end = stream->Finish();
       }
       {
         std::lock_guard<std::mutex> lock(mu);
         live_ctx = nullptr;
         if (cancelled || finished) return;
       }
+      if (healthy) {
+        healthy = false;
+        lost_at = SteadyClock::now();
+        Log(LogLevel::kWarning, "etcd: watch on " + req.key + " lost (" + ep.target + ": " +
+                                    end.error_message() + "); reconnecting from revision " +
+                                    std::to_string(next_rev));
+      }
       ++failures;
       idx = (idx + 1) % n;
     }
+  }
+
+  void Log(LogLevel level, const std::string& message) const {
+    if (store->options.log) store->options.log(level, message);
   }
 
   // Splits one etcd message (possibly several revisions) into one WatchResponse per revision.

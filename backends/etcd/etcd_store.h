@@ -21,9 +21,10 @@
 // revisions into one message; they are split so each WatchResponse holds one revision. The stream
 // carries the `hasleader` metadata, so a member without a leader ends the stream instead of hanging.
 // When the stream fails (connection lost, no leader) the watch reconnects to the next endpoint (cycling
-// through all, with backoff up to 1 s, for as long as the Watch lives) and resumes at the last
-// delivered revision + 1, so no event is lost or repeated. If that revision has been compacted
-// meanwhile the callback gets canceled=true with compact_revision; if etcd cancels the watch for
+// through all, with backoff up to 1 s, for as long as the Watch lives; its thread waits up to
+// dial_timeout for each connection, which is what makes gRPC connect when nothing else uses the channel) and
+// resumes at the last delivered revision + 1, so no event is lost or repeated. If that revision has been
+// compacted meanwhile the callback gets canceled=true with compact_revision; if etcd cancels the watch for
 // another reason, canceled=true with a non-OK status. Destroying the Watch cancels the stream and joins
 // the thread; after the destructor returns no callback runs. A Watch may outlive its EtcdStore, and may
 // be destroyed from inside its own callback (the thread is then detached and exits after it returns).
@@ -36,10 +37,12 @@
 #ifndef RCSIM_BACKENDS_ETCD_ETCD_STORE_H_
 #define RCSIM_BACKENDS_ETCD_ETCD_STORE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/log.h"
 #include "engine/status.h"
 #include "engine/store.h"
 #include "engine/time.h"
@@ -50,6 +53,9 @@ struct EtcdStoreOptions {
   std::vector<std::string> endpoints;  // "http://127.0.0.1:2379", ...
   Duration dial_timeout = std::chrono::seconds(2);
   Duration request_timeout = std::chrono::seconds(5);
+  // Where watches report losing their stream and resuming it (one line each per outage); called from
+  // the watch's thread, so it must be thread-safe. Null: silent.
+  std::function<void(LogLevel, const std::string&)> log;
 };
 
 // Splits "http://a:2379,http://b:2379" (the --etcd_servers flag) into endpoints; empty items dropped.

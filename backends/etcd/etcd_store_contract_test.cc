@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -31,7 +32,7 @@ EtcdProcess* SharedEtcd() {
 class EtcdHarness final : public contract::StoreHarness {
  public:
   EtcdHarness(std::unique_ptr<EtcdProcess> own, const std::string& endpoint, bool fresh)
-      : own_(std::move(own)), fresh_(fresh) {
+      : own_(std::move(own)), endpoint_(endpoint), fresh_(fresh) {
     EtcdStoreOptions options;
     options.endpoints = {endpoint};
     store_ = std::make_unique<EtcdStore>(options);
@@ -52,9 +53,30 @@ class EtcdHarness final : public contract::StoreHarness {
     return "/contract/" + std::to_string(next.fetch_add(1)) + "/";
   }
   bool fresh_store() override { return fresh_; }
+  bool RestartServer(bool abrupt) override {
+    if (own_ == nullptr) return false;
+    if (abrupt) own_->Kill();
+    return own_->Restart().ok();
+  }
+  bool has_other_process() override { return true; }
+  // etcdctl put -w json prints {"header":{...,"revision":N,...}}.
+  Result<int64_t> PutFromAnotherProcess(const std::string& key, const std::string& value) override {
+    const std::string cmd = "ETCDCTL_API=3 /usr/bin/etcdctl --dial-timeout=5s --endpoints=" + endpoint_ +
+                            " put -w json '" + key + "' '" + value + "' 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (pipe == nullptr) return Status(Code::kInternal, "popen etcdctl failed");
+    std::string out;
+    char buf[512];
+    while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+    const int rc = pclose(pipe);
+    const size_t at = out.find("\"revision\":");
+    if (rc != 0 || at == std::string::npos) return Status(Code::kUnavailable, "etcdctl put: " + out);
+    return std::stoll(out.substr(at + 11));
+  }
 
  private:
   std::unique_ptr<EtcdProcess> own_;  // a fresh etcd owned by this harness (destroyed after store_)
+  std::string endpoint_;
   bool fresh_;
   std::unique_ptr<EtcdStore> store_;
 };

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -241,6 +242,27 @@ TEST_F(EtcdStoreTest, WatchSurvivesRestartWithoutLosingOrRepeatingEvents) {
   }
   EXPECT_EQ(keys.size(), want);
   EXPECT_FALSE(c.Canceled());
+}
+
+// Regression (issue 7, finding 9): Connect() gave up at the first failed connection attempt (and gRPC
+// abandoned an attempt after 100 ms), so a call made while etcd was restarting, or on a loaded machine,
+// failed in ~100-150 ms instead of waiting out dial_timeout. A put issued while etcd is down, with etcd
+// back well within dial_timeout, now succeeds.
+TEST_F(EtcdStoreTest, CallWaitsOutDialTimeoutWhileEtcdIsRestarting) {
+  EtcdStoreOptions o;
+  o.endpoints = {etcd_->endpoint()};
+  o.dial_timeout = std::chrono::seconds(20);
+  EtcdStore store(o);
+  ASSERT_TRUE(store.Put(MakePut("/d/a", "1")).ok());
+  etcd_->Kill();
+  // A read meets the connection the kill broke (a write there would be an unknown outcome, kTimeout).
+  EXPECT_FALSE(store.Get("/d/a").ok());
+  auto put = std::async(std::launch::async, [&store] { return store.Put(MakePut("/d/b", "2")); });
+  // The put is in its connection wait (it cannot finish while etcd is down) when etcd comes back.
+  ASSERT_EQ(put.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
+  ASSERT_TRUE(etcd_->Restart().ok());
+  auto r = put.get();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
 }
 
 // A watch whose stream fails moves through the endpoint list (here: past a dead endpoint, back to the

@@ -200,6 +200,14 @@ void EtcdProcess::Resume() {
   paused_ = false;
 }
 
+void EtcdProcess::Kill() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+  paused_ = false;
+}
+
 void EtcdProcess::Stop() {
   if (pid_ <= 0) return;
   Resume();  // a stopped process does not act on SIGTERM until it is continued

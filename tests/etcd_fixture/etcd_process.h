@@ -46,6 +46,9 @@ class EtcdProcess {
   // health.
   Status Restart();
   bool running() const { return pid_ > 0; }
+  // Kills the server abruptly (SIGKILL, as a crash or an OOM kill would) and reaps it. Keeps the data
+  // dir; Restart() brings it back. Idempotent.
+  void Kill();
   // Freezes the server (SIGSTOP): its sockets stay open and the kernel still accepts bytes, but
   // nothing is answered, so a call in flight runs into its deadline. Resume() sends SIGCONT. A paused
   // server is resumed before Stop(). For fault tests that need a timeout without a deadline race.
