@@ -264,7 +264,95 @@ std::string Located(const std::string& file, int line, int column) {
   return file + ":" + std::to_string(line) + ":" + std::to_string(column);
 }
 
+bool IsPlainSafe(const std::string& s, bool flow) {
+  static const std::regex kSafe("[A-Za-z0-9_/][-A-Za-z0-9 _./;,()+']*");
+  if (!std::regex_match(s, kSafe) || s.back() == ' ') return false;
+  if (flow && s.find(',') != std::string::npos) return false;
+  try {
+    return ResolvePlain(s, "", YAML::Mark()).is_string();
+  } catch (const DocError&) {
+    return false;
+  }
+}
+
+using ordered_json = nlohmann::ordered_json;
+
+std::string YamlScalar(const ordered_json& j, bool flow) {
+  if (j.is_string()) {
+    const std::string& s = j.get_ref<const std::string&>();
+    return IsPlainSafe(s, flow) ? s : j.dump();
+  }
+  return j.dump();
+}
+
+// Small maps and lists of scalars print on one line: `selector: {app: web}`.
+bool FitsFlow(const ordered_json& j) {
+  if (!j.is_structured() || j.empty() || j.size() > 4) return false;
+  std::size_t len = 0;
+  for (const auto& [key, value] : j.items()) {
+    if (value.is_structured()) return false;
+    len += key.size() + YamlScalar(value, true).size() + 2;
+  }
+  return len < 60;
+}
+
+std::string Flow(const ordered_json& j) {
+  if (j.empty()) return j.is_object() ? "{}" : "[]";
+  std::string out = j.is_object() ? "{" : "[";
+  bool first = true;
+  for (const auto& [key, value] : j.items()) {
+    if (!first) out += ", ";
+    first = false;
+    if (j.is_object()) out += YamlScalar(ordered_json(key), true) + ": ";
+    out += YamlScalar(value, true);
+  }
+  return out + (j.is_object() ? "}" : "]");
+}
+
+void EmitBlock(const ordered_json& j, int indent, std::string* out) {
+  std::string pad(static_cast<std::size_t>(indent), ' ');
+  if (j.is_object()) {
+    bool first = true;
+    for (const auto& [key, value] : j.items()) {
+      if (!first) *out += pad;
+      first = false;
+      *out += YamlScalar(ordered_json(key), false) + ":";
+      if (value.is_structured() && !value.empty() && !FitsFlow(value)) {
+        *out += "\n" + pad + "  ";
+        EmitBlock(value, indent + 2, out);
+      } else {
+        *out += " " + (value.is_structured() ? Flow(value) : YamlScalar(value, false)) + "\n";
+      }
+    }
+  } else if (j.is_array()) {
+    bool first = true;
+    for (const ordered_json& item : j) {
+      if (!first) *out += pad;
+      first = false;
+      *out += "- ";
+      if (item.is_structured() && !item.empty() && !FitsFlow(item)) {
+        EmitBlock(item, indent + 2, out);
+      } else {
+        *out += (item.is_structured() ? Flow(item) : YamlScalar(item, false)) + "\n";
+      }
+    }
+  } else {
+    *out += YamlScalar(j, false) + "\n";
+  }
+}
+
 }  // namespace
+
+std::string EmitYaml(const nlohmann::ordered_json& value) {
+  std::string out;
+  if (!value.is_structured() || value.empty() || FitsFlow(value)) {
+    return (value.is_structured() ? Flow(value) : YamlScalar(value, false)) + "\n";
+  }
+  EmitBlock(value, 0, &out);
+  return out;
+}
+
+std::string EmitYaml(const json& value) { return EmitYaml(nlohmann::ordered_json::parse(value.dump())); }
 
 DocumentFormat FormatOfPath(std::string_view path) {
   auto ends = [&](std::string_view ext) {

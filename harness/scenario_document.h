@@ -45,6 +45,12 @@ Result<ScenarioDocument> ParseDocument(std::string_view text, std::string_view f
 // Reads a file (format from its name); unreadable: "<file>: cannot read the file".
 Result<ScenarioDocument> LoadDocument(const std::string& path);
 
+// `value` as block-style YAML that ParseYamlDocument maps back to exactly `value` (strings are plain
+// where YAML would not read them as another type, else double-quoted). For converting JSON scenarios.
+// The ordered form keeps the keys in the order given (a file's own order).
+std::string EmitYaml(const nlohmann::json& value);
+std::string EmitYaml(const nlohmann::ordered_json& value);
+
 }  // namespace rcsim
 
 #endif  // RCSIM_HARNESS_SCENARIO_DOCUMENT_H_

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <regex>
+
 namespace rcsim {
 namespace {
 
@@ -185,6 +188,29 @@ TEST_P(BadInputTest, RefusedWithPointer) {
   std::string err = ErrorOf(doc);
   ASSERT_FALSE(err.empty()) << "accepted: " << GetParam().what;
   EXPECT_THAT(err, HasSubstr(std::string("t.json: ") + GetParam().pointer + ": ")) << err;
+}
+
+// The same malformed document written as YAML: refused with the same pointer and reason, plus the
+// line and column of the bad field.
+TEST_P(BadInputTest, RefusedInYamlWithLineColumnAndPointer) {
+  json doc = Minimal();
+  doc["events"] = json::array();
+  GetParam().mutate(doc);
+  std::string json_err = ErrorOf(doc);
+  ASSERT_FALSE(json_err.empty());
+  std::string yaml = EmitYaml(doc);
+  Result<Scenario> r = ParseScenarioText(yaml, "t.yaml", DocumentFormat::kYaml);
+  ASSERT_FALSE(r.ok()) << "YAML accepted: " << GetParam().what << "\n" << yaml;
+  std::smatch m;
+  const std::string& err = r.status().message();
+  ASSERT_TRUE(std::regex_match(err, m, std::regex("t\\.yaml:([0-9]+):([0-9]+): (.*)"))) << err;
+  // Same pointer and reason as the JSON front end.
+  EXPECT_EQ(m[3].str(), json_err.substr(std::string("t.json: ").size())) << yaml;
+  EXPECT_THAT(err, HasSubstr(std::string(": ") + GetParam().pointer + ": "));
+  int line = std::stoi(m[1].str());
+  int lines = static_cast<int>(std::count(yaml.begin(), yaml.end(), '\n'));
+  EXPECT_GE(line, 1);
+  EXPECT_LE(line, lines);
 }
 
 json Ev(const char* text) { return json::parse(text); }

@@ -13,9 +13,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -43,6 +45,7 @@ const char kUsage[] =
        rcsim replay FILE [--seed N]    run one scenario and print its full event trace
        rcsim validate PATH...          parse and check scenario files without running them
        rcsim schema                    print the JSON Schema (draft 2020-12) of scenario files
+       rcsim convert FILE              print a JSON scenario file as YAML (same scenario, same runs)
        rcsim --help
 
 run options:
@@ -344,6 +347,29 @@ int Schema(const std::vector<std::string>& argv) {
   return kExitPass;
 }
 
+int Convert(const std::vector<std::string>& argv) {
+  if (argv.size() != 1) return Usage("convert: give exactly one scenario file");
+  Result<ScenarioDocument> doc = LoadDocument(argv[0]);
+  if (!doc.ok()) {
+    std::cerr << doc.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (Result<Scenario> s = ParseScenarioDocument(*doc); !s.ok()) {
+    std::cerr << s.status().message() << "\n";
+    return kExitUsage;
+  }
+  // In the file's own key order when it is JSON.
+  std::ifstream in(argv[0], std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (doc->format == DocumentFormat::kJson) {
+    std::cout << EmitYaml(nlohmann::ordered_json::parse(text.str()));
+  } else {
+    std::cout << EmitYaml(doc->value);
+  }
+  return kExitPass;
+}
+
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return Usage("no command given");
@@ -354,6 +380,7 @@ int Main(int argc, char** argv) {
     if (command == "replay") return Replay(args);
     if (command == "validate") return Validate(args);
     if (command == "schema") return Schema(args);
+    if (command == "convert") return Convert(args);
     if (command == "--help" || command == "-h" || command == "help") {
       std::cout << kUsage;
       return kExitPass;

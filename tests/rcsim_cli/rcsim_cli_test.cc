@@ -2,9 +2,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -340,6 +343,152 @@ TEST_F(RcsimCliTest, SchemaIsDraft202012Json) {
   json schema = json::parse(o.out);
   EXPECT_EQ(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
   EXPECT_TRUE(schema["$defs"]["event"]["properties"].contains("kill_pods"));
+}
+
+// Runs python3 tests/rcsim_cli/schema_check.py; returns its exit code (77: the validator is missing).
+int SchemaCheck(const std::string& schema, const std::string& expect, const std::vector<std::string>& files,
+                std::string* out) {
+  std::string cmd = "python3 " + std::string(RCSIM_SOURCE_DIR) + "/tests/rcsim_cli/schema_check.py " +
+                    schema + " " + expect;
+  for (const std::string& f : files) cmd += " '" + f + "'";
+  cmd += " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out->append(buf, n);
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::vector<std::string> BuiltInScenarios(const std::string& ext) {
+  std::vector<std::string> files;
+  for (const char* dir : {"scenarios", "docs/examples"}) {
+    for (const auto& e : fs::recursive_directory_iterator(fs::path(RCSIM_SOURCE_DIR) / dir)) {
+      if (e.path().extension() == ext) files.push_back(e.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST_F(RcsimCliTest, GeneratedSchemaAcceptsEveryBuiltInScenario) {
+  Output schema = Rcsim("schema");
+  ASSERT_EQ(schema.code, 0);
+  std::string path = Write("schema.json", schema.out);
+  std::vector<std::string> files = BuiltInScenarios(".json");
+  std::vector<std::string> yaml = BuiltInScenarios(".yaml");
+  ASSERT_GE(files.size(), 30u);
+  ASSERT_GE(yaml.size(), 8u);
+  files.insert(files.end(), yaml.begin(), yaml.end());
+  std::string out;
+  int rc = SchemaCheck(path, "valid", files, &out);
+  if (rc == 77) GTEST_SKIP() << out;
+  EXPECT_EQ(rc, 0) << out;
+}
+
+// Structural faults: both the parser and the schema must refuse each. (Cross-field rules - unknown
+// controllers, `at` after `duration`, min above max - are the parser's alone.)
+TEST_F(RcsimCliTest, MalformedInputsAreRefusedByParserAndSchema) {
+  std::string schema = Write("schema.json", Rcsim("schema").out);
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {"unknown_key", "{" BASE R"(, "expect": [], "colour": "blue"})"},
+      {"wrong_type", "{" BASE R"(, "expect": [], "seed": "seven"})"},
+      {"negative_seed", "{" BASE R"(, "expect": [], "seed": -1})"},
+      {"negative_count", "{" BASE R"(, "expect": [], "events": [{"kill_pods": {"count": -1}}]})"},
+      {"fraction_out_of_range", "{" BASE R"(, "expect": [], "events": [{"kill_pods": {"fraction": 1.5}}]})"},
+      {"count_and_fraction",
+       "{" BASE R"(, "expect": [], "events": [{"kill_pods": {"count": 1, "fraction": 0.5}}]})"},
+      {"all_false", "{" BASE R"(, "expect": [], "events": [{"kill_pods": {"all": false}}]})"},
+      {"unparsable_duration", "{" BASE R"(, "expect": [], "duration": "ten minutes"})"},
+      {"zero_duration", "{" BASE R"(, "expect": [], "duration": "0s"})"},
+      {"duration_number", "{" BASE R"(, "expect": [], "events": [{"at": 30, "restart_manager": {}}]})"},
+      {"event_without_action", "{" BASE R"(, "expect": [], "events": [{"at": "1s"}]})"},
+      {"event_with_two_actions",
+       "{" BASE
+       R"(, "expect": [], "events": [{"restart_manager": {}, "partition_manager": {"for": "1s"}}]})"},
+      {"unknown_event", "{" BASE R"(, "expect": [], "events": [{"explode": {}}]})"},
+      {"missing_expect", "{" BASE "}"},
+      {"missing_name", R"({"controllers": [], "expect": []})"},
+      {"bad_name", R"({"name": "Bad Name", "controllers": [], "expect": []})"},
+      {"bad_tier", "{" BASE R"(, "expect": [], "tier": "medium"})"},
+      {"too_many_nodes", "{" BASE R"(, "expect": [], "cluster": {"nodes": 100001}})"},
+      {"too_many_replicas",
+       R"({"name": "b", "controllers": [{"name": "w", "replicas": 10000001}], "expect": []})"},
+      {"empty_selector", R"({"name": "b", "controllers": [{"name": "w", "selector": {}}], "expect": []})"},
+      {"bad_label_key",
+       R"({"name": "b", "controllers": [{"name": "w", "selector": {"a b": "x"}}], "expect": []})"},
+      {"no_containers",
+       R"({"name": "b", "controllers": [{"name": "w", "template": {"spec": {"containers": []}}}], "expect": []})"},
+      {"restart_never",
+       R"({"name": "b", "controllers": [{"name": "w", "template": {"spec": {"restartPolicy": "Never"}}}], "expect": []})"},
+      {"api_faults_without_for",
+       "{" BASE R"(, "expect": [], "events": [{"api_faults": {"error_rate": 0.1}}]})"},
+      {"api_faults_no_fault", "{" BASE R"(, "expect": [], "events": [{"api_faults": {"for": "1s"}}]})"},
+      {"unknown_verb",
+       "{" BASE
+       R"(, "expect": [], "events": [{"api_faults": {"for": "1s", "error_rate": 0.1, "verbs": ["post"]}}]})"},
+      {"duplicate_verb",
+       "{" BASE
+       R"(, "expect": [], "events": [{"api_faults": {"for": "1s", "error_rate": 0.1, "verbs": ["list", "list"]}}]})"},
+      {"scale_without_replicas", "{" BASE R"(, "expect": [], "events": [{"scale": {"controller": "web"}}]})"},
+      {"update_nothing",
+       "{" BASE R"(, "expect": [], "events": [{"update_controller": {"controller": "web"}}]})"},
+      {"node_and_count",
+       "{" BASE R"(, "expect": [], "events": [{"fail_node": {"node": "node-1", "count": 1}}]})"},
+      {"expectation_two_kinds",
+       "{" BASE
+       R"(, "expect": [{"final": {"controller": "web"}, "status_matches": {"controller": "web"}}]})"},
+      {"expectation_empty", "{" BASE R"(, "expect": [{}]})"},
+      {"negative_at_most", "{" BASE R"(, "expect": [{"api_calls": {"at_most": -1}}]})"},
+      {"not_an_object", "[1, 2]"},
+  };
+  std::vector<std::string> files;
+  for (const auto& [name, doc] : cases) {
+    std::string f = Write(std::string("bad/") + name + ".json", doc);
+    files.push_back(f);
+    Output o = Rcsim("validate " + f);
+    EXPECT_EQ(o.code, 2) << name << ": " << o.out << o.err;
+    EXPECT_THAT(o.err, HasSubstr(f + ": /")) << name;
+  }
+  std::string out;
+  int rc = SchemaCheck(schema, "invalid", files, &out);
+  if (rc == 77) GTEST_SKIP() << out;
+  EXPECT_EQ(rc, 0) << out;
+}
+
+std::map<std::string, std::string> Digests(const fs::path& report) {
+  std::map<std::string, std::string> d;
+  for (const auto& e : fs::directory_iterator(report)) {
+    if (e.path().extension() != ".json") continue;
+    json j = json::parse(Slurp(e.path()));
+    d[j["scenario"].get<std::string>()] = j["trace"]["digest"].get<std::string>();
+  }
+  return d;
+}
+
+// Every built-in scenario converted to YAML gives the same runs as its JSON (same trace digests), and
+// the checked-in YAML twins of the documentation examples match their JSON files.
+TEST_F(RcsimCliTest, YamlTwinsOfBuiltInScenariosGiveTheSameDigests) {
+  for (const std::string& f : BuiltInScenarios(".json")) {
+    Output o = Rcsim("convert " + f);
+    ASSERT_EQ(o.code, 0) << f << o.err;
+    Write("yaml/" + fs::path(f).stem().string() + ".yaml", o.out);
+  }
+  std::string src = RCSIM_SOURCE_DIR;
+  ASSERT_EQ(Rcsim("run " + src + "/scenarios --tier fast --quiet --report " + (dir_ / "rj").string()).code,
+            0);
+  Output o =
+      Rcsim("run " + (dir_ / "yaml").string() + " --tier fast --quiet --report " + (dir_ / "ry").string());
+  ASSERT_EQ(o.code, 0) << o.out << o.err;
+  ASSERT_EQ(
+      Rcsim("run " + src + "/docs/examples --tier fast --quiet --report " + (dir_ / "rd").string()).code, 0);
+  std::map<std::string, std::string> json_digests = Digests(dir_ / "rj"), yaml_digests = Digests(dir_ / "ry");
+  EXPECT_GE(json_digests.size(), 28u);
+  EXPECT_EQ(json_digests, yaml_digests);
+  std::map<std::string, std::string> docs = Digests(dir_ / "rd");
+  EXPECT_GE(docs.size(), 7u);
+  for (const auto& [name, digest] : docs) EXPECT_EQ(digest, json_digests[name]) << name;
+  // The slow ones are compared as parsed: validate accepts the twins (the digests need minutes).
+  EXPECT_EQ(Rcsim("validate " + (dir_ / "yaml").string()).code, 0);
 }
 
 TEST_F(RcsimCliTest, SwarmModeRunsEachSeed) {
