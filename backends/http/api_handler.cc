@@ -12,6 +12,7 @@
 #include "backends/http/patch.h"
 #include "backends/http/table.h"
 #include "engine/codec.h"
+#include "engine/json_depth.h"
 #include "engine/labels.h"
 #include "registry/validation.h"
 
@@ -183,9 +184,8 @@ Status CheckKind(const json& j, const char* kind, const char* api_version) {
 
 Result<json> ParseBody(std::string_view body) {
   if (body.empty()) return Status(Code::kBadRequest, "the request body is empty");
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status(Code::kBadRequest, "the request body is not valid JSON");
-  return j;
+  // The depth bound comes before parsing: CheckKind's dump() and the decoders recurse per level.
+  return ParseBoundedJson(body, "the request body");
 }
 
 // Object name and namespace from the body must agree with the URL; empty ones are filled in.

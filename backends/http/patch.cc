@@ -1,12 +1,18 @@
 #include "backends/http/patch.h"
 
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "engine/json_depth.h"
 
 namespace rcsim {
 namespace {
 
 using json = nlohmann::json;
+
+// How much of a malformed operation an error message quotes.
+constexpr size_t kMaxQuotedOp = 256;
 
 std::string_view MediaType(std::string_view content_type) {
   std::string_view t = content_type.substr(0, content_type.find(';'));
@@ -49,8 +55,11 @@ bool PatchTypeOf(std::string_view content_type, PatchType* type) {
 }
 
 Result<json> ApplyPatch(const json& target, PatchType type, std::string_view patch_body) {
-  json patch = json::parse(patch_body, nullptr, /*allow_exceptions=*/false);
-  if (patch.is_discarded()) return Status(Code::kBadRequest, "the patch body is not valid JSON");
+  // Bounded before any recursive work: directive stripping, merge_patch, patch() and the dump of a
+  // malformed operation all recurse once per level.
+  Result<json> parsed = ParseBoundedJson(patch_body, "the patch body");
+  if (!parsed.ok()) return parsed.status();
+  json patch = std::move(parsed).value();
   switch (type) {
     case PatchType::kStrategicMerge:
       DropDirectives(patch);
@@ -68,7 +77,9 @@ Result<json> ApplyPatch(const json& target, PatchType type, std::string_view pat
       for (const json& op : patch) {
         if (!op.is_object() || !op.contains("op") || !op["op"].is_string() || !op.contains("path") ||
             !op["path"].is_string()) {
-          return Status(Code::kBadRequest, "malformed JSON patch operation: " + op.dump(-1, ' ', false, json::error_handler_t::replace));
+          std::string text = op.dump(-1, ' ', false, json::error_handler_t::replace);
+          if (text.size() > kMaxQuotedOp) text = text.substr(0, kMaxQuotedOp) + "...";
+          return Status(Code::kBadRequest, "malformed JSON patch operation: " + text);
         }
       }
       // nlohmann reports an inapplicable operation (bad pointer, missing path, failed test) by
