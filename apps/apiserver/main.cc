@@ -23,6 +23,7 @@
 #include "backends/http/http_server.h"
 #include "backends/http/thread_executor.h"
 #include "engine/rng.h"
+#include "registry/lease_registry.h"
 #include "registry/registry.h"
 
 namespace rcsim {
@@ -194,6 +195,10 @@ int Main(int argc, char** argv) {
   // Not the simulation: uids and generated names only need to differ between runs.
   Mt19937Rng rng(std::random_device{}());
   Registry registry(store->get(), &clock, &rng);
+  Mt19937Rng lease_rng(std::random_device{}());  // a context guards its own Rng
+  RegistryContext lease_context(store->get(), &clock, &lease_rng);
+  LeaseRegistry leases(&lease_context);
+  options.leases = &leases;
   Compactor compactor(store->get(), std::chrono::seconds(flags.compaction_interval_seconds));
   HttpServer server(&registry, &clock, options);
   if (Status s = server.Start(); !s.ok()) {

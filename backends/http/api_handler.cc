@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/http/discovery.h"
+#include "backends/http/lease_routes.h"
 #include "backends/http/patch.h"
 #include "backends/http/table.h"
 #include "engine/codec.h"
@@ -666,7 +667,12 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<Watc
     return Respond(get ? Text("ok") : MethodNotAllowed(req.method));
   }
   if (seg.size() == 1 && seg[0] == "api") return fixed(ApiVersionsJson());
-  if (seg.size() == 1 && seg[0] == "apis") return fixed(ApiGroupListJson());
+  if (seg.size() == 1 && seg[0] == "apis") {
+    json groups = ApiGroupListJson();
+    if (leases_ != nullptr) groups["groups"].push_back(CoordinationGroupJson());
+    return fixed(groups);
+  }
+  if (leases_ != nullptr && IsLeasePath(seg)) return Respond(ServeLeases(leases_, req, seg));
   if (seg.size() == 2 && seg[0] == "api" && seg[1] == "v1") return fixed(CoreV1ResourcesJson());
   if (seg.size() == 2 && seg[0] == "openapi" && seg[1] == "v3") return fixed(OpenApiV3RootJson());
   if (seg.size() == 4 && seg[0] == "openapi" && seg[1] == "v3" && seg[2] == "api" && seg[3] == "v1") {

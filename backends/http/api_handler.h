@@ -24,6 +24,8 @@
 
 namespace rcsim {
 
+class LeaseRegistry;  // registry/lease_registry.h
+
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string target;  // path and query, still percent-encoded
@@ -65,9 +67,14 @@ class ApiHandler {
 
   ApiOutcome Handle(const HttpRequest& req, const std::shared_ptr<WatchSink>& sink);
 
+  // Serves coordination.k8s.io/v1 Leases (lease_routes.h) from `leases` (not owned; must outlive the
+  // handler). Without it those paths are 404. Call before the first Handle.
+  void set_lease_registry(LeaseRegistry* leases) { leases_ = leases; }
+
  private:
   Registry* const registry_;
   const Clock* const clock_;
+  LeaseRegistry* leases_ = nullptr;
 };
 
 // Serialises `j` compactly; invalid UTF-8 (request bytes echoed in messages) becomes U+FFFD instead of

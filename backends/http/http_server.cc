@@ -59,7 +59,9 @@ std::string_view AsStd(beast::string_view s) { return std::string_view(s.data(),
 
 struct HttpServer::Impl {
   Impl(Registry* registry, const Clock* clock, HttpServerOptions o)
-      : options(std::move(o)), handler(registry, clock), gate(std::make_shared<Gate>()) {}
+      : options(std::move(o)), handler(registry, clock), gate(std::make_shared<Gate>()) {
+    handler.set_lease_registry(options.leases);
+  }
 
   void DoAccept();
 

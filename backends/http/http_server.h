@@ -27,6 +27,8 @@
 
 namespace rcsim {
 
+class LeaseRegistry;  // registry/lease_registry.h
+
 struct HttpServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 8080;            // 0: an ephemeral port, see HttpServer::port()
@@ -37,6 +39,8 @@ struct HttpServerOptions {
   Duration default_watch_timeout = std::chrono::minutes(30);
   Duration idle_timeout = std::chrono::minutes(5);  // idle keep-alive connections are closed
   std::size_t max_watch_buffer_bytes = 64 << 20;
+  // Serves coordination.k8s.io/v1 Leases when set (not owned; must outlive the server).
+  LeaseRegistry* leases = nullptr;
 };
 
 class HttpServer {

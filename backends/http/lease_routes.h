@@ -1,0 +1,30 @@
+// The coordination.k8s.io/v1 REST surface of the API server (Leases), beside api_handler.h's core/v1:
+//   /apis/coordination.k8s.io/v1                                    APIResourceList
+//   /apis/coordination.k8s.io/v1/leases                             GET (list, all namespaces)
+//   /apis/coordination.k8s.io/v1/namespaces/{ns}/leases             GET (list), POST
+//   /apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}      GET, PUT, DELETE
+// Errors are Kubernetes Status objects (400 malformed body, 404, 405, 409, 415, 422), never 500 for bad
+// input. No watch or patch (leader election and node heartbeats need neither).
+//
+// Thread-safety: as the registry's; may be called concurrently.
+#ifndef RCSIM_BACKENDS_HTTP_LEASE_ROUTES_H_
+#define RCSIM_BACKENDS_HTTP_LEASE_ROUTES_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "backends/http/api_handler.h"
+#include "registry/lease_registry.h"
+
+namespace rcsim {
+
+// True if `seg` (the decoded path segments) is under /apis/coordination.k8s.io/.
+bool IsLeasePath(const std::vector<std::string>& seg);
+HttpResponse ServeLeases(LeaseRegistry* leases, const HttpRequest& req, const std::vector<std::string>& seg);
+// The coordination.k8s.io group entry for /apis.
+nlohmann::json CoordinationGroupJson();
+
+}  // namespace rcsim
+
+#endif  // RCSIM_BACKENDS_HTTP_LEASE_ROUTES_H_

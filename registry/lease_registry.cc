@@ -1,0 +1,182 @@
+#include "registry/lease_registry.h"
+
+#include "registry/validation.h"
+
+namespace rcsim {
+namespace {
+
+constexpr int kUpdateAttempts = 16;
+
+Status LeaseNotFound(std::string_view name) {
+  return Status(Code::kNotFound, "leases.coordination.k8s.io \"" + std::string(name) + "\" not found");
+}
+
+Status LeaseConflict(std::string_view name) {
+  return Status(Code::kConflict, "Operation cannot be fulfilled on leases.coordination.k8s.io \"" +
+                                     std::string(name) +
+                                     "\": the object has been modified; please apply your changes to the "
+                                     "latest version and try again");
+}
+
+Status ValidateLease(const Lease& lease) {
+  if (lease.metadata.name.empty()) return Status(Code::kInvalid, "metadata.name: Required value");
+  if (!IsDns1123Subdomain(lease.metadata.name)) {
+    return Status(Code::kInvalid, "metadata.name: Invalid value: \"" + lease.metadata.name +
+                                      "\": must be a lowercase RFC 1123 subdomain");
+  }
+  if (lease.spec.lease_duration_seconds && *lease.spec.lease_duration_seconds <= 0) {
+    return Status(Code::kInvalid, "spec.leaseDurationSeconds: Invalid value: must be greater than 0");
+  }
+  if (lease.spec.lease_transitions && *lease.spec.lease_transitions < 0) {
+    return Status(Code::kInvalid, "spec.leaseTransitions: Invalid value: must be greater than or equal to 0");
+  }
+  return Status::Ok();
+}
+
+// The stored form: no resourceVersion.
+std::string Stored(Lease lease) {
+  lease.metadata.resource_version.clear();
+  return EncodeLease(lease);
+}
+
+}  // namespace
+
+std::string LeasePrefix(std::string_view ns) {
+  std::string p = "/registry/leases/";
+  if (!ns.empty()) p.append(ns).append("/");
+  return p;
+}
+
+std::string LeaseKey(std::string_view ns, std::string_view name) { return LeasePrefix(ns).append(name); }
+
+Result<LeasePtr> LeaseRegistry::FromKv(const KeyValue& kv) {
+  auto lease = DecodeLease(kv.value.bytes());
+  if (!lease.ok())
+    return Status(Code::kInternal,
+                  "stored lease at " + kv.key + " does not decode: " + lease.status().message());
+  lease->metadata.resource_version = std::to_string(kv.mod_revision);
+  return std::make_shared<const Lease>(std::move(lease).value());
+}
+
+Result<LeasePtr> LeaseRegistry::Get(const std::string& ns, const std::string& name) {
+  if (ns.empty() || name.empty()) return LeaseNotFound(name);
+  auto got = ctx_->store()->Get(LeaseKey(ns, name));
+  if (!got.ok()) return got.status();
+  if (!got->has_value()) return LeaseNotFound(name);
+  return FromKv(**got);
+}
+
+Result<ObjectList<Lease>> LeaseRegistry::List(const std::string& ns) {
+  auto r = ctx_->store()->GetPrefix(LeasePrefix(ns));
+  if (!r.ok()) return r.status();
+  ObjectList<Lease> out;
+  out.resource_version = std::to_string(r->revision);
+  for (const KeyValue& kv : r->kvs) {
+    auto lease = FromKv(kv);
+    if (!lease.ok()) continue;  // an undecodable value is skipped, never fatal to the list
+    out.items.push_back(std::move(lease).value());
+  }
+  return out;
+}
+
+Result<LeasePtr> LeaseRegistry::Create(const std::string& ns, Lease lease) {
+  if (!lease.metadata.namespace_.empty() && lease.metadata.namespace_ != ns) {
+    return Status(Code::kBadRequest,
+                  "the namespace of the provided object does not match the namespace sent on the request");
+  }
+  if (ns.empty()) return Status(Code::kBadRequest, "a lease is namespaced: the request needs a namespace");
+  lease.metadata.namespace_ = ns;
+  lease.metadata.uid = ctx_->NewUid();
+  lease.metadata.creation_timestamp = ctx_->Now();
+  lease.metadata.resource_version.clear();
+  if (Status s = ValidateLease(lease); !s.ok()) return s;
+  const std::string key = LeaseKey(ns, lease.metadata.name);
+  TxnRequest txn;
+  txn.compare.push_back(Compare::CreateRevision(key, Compare::Result::kEqual, 0));
+  PutRequest put;
+  put.key = key;
+  put.value = Value(Stored(lease));
+  txn.success.push_back(TxnOp::Put(std::move(put)));
+  auto r = ctx_->store()->Txn(txn);
+  if (!r.ok()) return r.status();
+  if (!r->succeeded) {
+    return Status(Code::kAlreadyExists,
+                  "leases.coordination.k8s.io \"" + lease.metadata.name + "\" already exists");
+  }
+  lease.metadata.resource_version = std::to_string(r->revision);
+  return std::make_shared<const Lease>(std::move(lease));
+}
+
+Result<LeasePtr> LeaseRegistry::Update(Lease lease) {
+  const std::string ns = lease.metadata.namespace_;
+  const std::string name = lease.metadata.name;
+  if (ns.empty() || name.empty()) return LeaseNotFound(name);
+  const std::string key = LeaseKey(ns, name);
+  for (int attempt = 0; attempt < kUpdateAttempts; ++attempt) {
+    auto got = ctx_->store()->Get(key);
+    if (!got.ok()) return got.status();
+    if (!got->has_value()) return LeaseNotFound(name);
+    auto stored = FromKv(**got);
+    if (!stored.ok()) return stored.status();
+    const Lease& old = **stored;
+    if (!lease.metadata.resource_version.empty() &&
+        lease.metadata.resource_version != old.metadata.resource_version) {
+      return LeaseConflict(name);
+    }
+    Lease next = lease;
+    next.metadata.uid = old.metadata.uid;
+    next.metadata.creation_timestamp = old.metadata.creation_timestamp;
+    next.metadata.resource_version = old.metadata.resource_version;
+    if (Status s = ValidateLease(next); !s.ok()) return s;
+    if (next == old) return *stored;
+    TxnRequest txn;
+    txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, (*got)->mod_revision));
+    PutRequest put;
+    put.key = key;
+    put.value = Value(Stored(next));
+    txn.success.push_back(TxnOp::Put(std::move(put)));
+    auto r = ctx_->store()->Txn(txn);
+    if (!r.ok()) return r.status();
+    if (r->succeeded) {
+      next.metadata.resource_version = std::to_string(r->revision);
+      return std::make_shared<const Lease>(std::move(next));
+    }
+    if (!lease.metadata.resource_version.empty()) return LeaseConflict(name);
+  }
+  return LeaseConflict(name);
+}
+
+Result<LeasePtr> LeaseRegistry::Delete(const std::string& ns, const std::string& name,
+                                       const DeleteOptions& opts) {
+  if (ns.empty() || name.empty()) return LeaseNotFound(name);
+  const std::string key = LeaseKey(ns, name);
+  for (int attempt = 0; attempt < kUpdateAttempts; ++attempt) {
+    auto got = ctx_->store()->Get(key);
+    if (!got.ok()) return got.status();
+    if (!got->has_value()) return LeaseNotFound(name);
+    auto stored = FromKv(**got);
+    if (!stored.ok()) return stored.status();
+    const ObjectMeta& meta = (*stored)->metadata;
+    if (!opts.precondition_uid.empty() && opts.precondition_uid != meta.uid) {
+      return Status(Code::kConflict, "Precondition failed: UID in precondition: " + opts.precondition_uid +
+                                         ", UID in object meta: " + meta.uid);
+    }
+    if (!opts.precondition_resource_version.empty() &&
+        opts.precondition_resource_version != meta.resource_version) {
+      return Status(Code::kConflict, "Precondition failed: ResourceVersion in precondition: " +
+                                         opts.precondition_resource_version +
+                                         ", ResourceVersion in object meta: " + meta.resource_version);
+    }
+    TxnRequest txn;
+    txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, (*got)->mod_revision));
+    DeleteRequest del;
+    del.key = key;
+    txn.success.push_back(TxnOp::Delete(std::move(del)));
+    auto r = ctx_->store()->Txn(txn);
+    if (!r.ok()) return r.status();
+    if (r->succeeded) return *stored;
+  }
+  return LeaseConflict(name);
+}
+
+}  // namespace rcsim

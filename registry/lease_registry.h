@@ -1,0 +1,53 @@
+// The API server's logic for coordination.k8s.io/v1 Leases over a Store, beside registry.h's pods and
+// controllers (leader election and node heartbeats write them).
+//
+// Layout: /registry/leases/<namespace>/<name>, the Lease as JSON bytes without resourceVersion (the
+// key's mod_revision is the resourceVersion of every object returned), as kube-apiserver stores it.
+//
+// Semantics (as kube-apiserver): Create assigns uid and creationTimestamp and fails with kAlreadyExists
+// if the name is taken; Update has PUT semantics with optimistic concurrency (a non-empty stale
+// metadata.resourceVersion gives kConflict, an empty one is unconditional), keeps uid and
+// creationTimestamp, and writes nothing when nothing changed; Delete honours uid / resourceVersion
+// preconditions. Names must be DNS-1123 subdomains; leaseDurationSeconds, when set, must be positive;
+// leaseTransitions must not be negative (kInvalid).
+//
+// Thread-safety: every method may be called from any thread concurrently.
+#ifndef RCSIM_REGISTRY_LEASE_REGISTRY_H_
+#define RCSIM_REGISTRY_LEASE_REGISTRY_H_
+
+#include <string>
+#include <string_view>
+
+#include "engine/api_client.h"
+#include "engine/lease.h"
+#include "engine/status.h"
+#include "engine/store.h"
+#include "registry/registry.h"
+
+namespace rcsim {
+
+class LeaseRegistry {
+ public:
+  // Not owned; must outlive the registry. `ctx` gives the store, the clock and uids (the API server
+  // gives the leases a context of their own over the same store).
+  explicit LeaseRegistry(RegistryContext* ctx) : ctx_(ctx) {}
+
+  Result<LeasePtr> Get(const std::string& ns, const std::string& name);
+  // ns "" lists every namespace, in key order; resource_version is the revision read at.
+  Result<ObjectList<Lease>> List(const std::string& ns);
+  Result<LeasePtr> Create(const std::string& ns, Lease lease);
+  Result<LeasePtr> Update(Lease lease);
+  Result<LeasePtr> Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts);
+
+ private:
+  Result<LeasePtr> FromKv(const KeyValue& kv);
+
+  RegistryContext* const ctx_;
+};
+
+std::string LeaseKey(std::string_view ns, std::string_view name);
+std::string LeasePrefix(std::string_view ns);  // "/registry/leases/" for ns ""
+
+}  // namespace rcsim
+
+#endif  // RCSIM_REGISTRY_LEASE_REGISTRY_H_

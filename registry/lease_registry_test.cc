@@ -1,0 +1,88 @@
+#include "registry/lease_registry.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/rng.h"
+#include "fakes/mem_store.h"
+#include "fakes/sim_loop.h"
+
+namespace rcsim {
+namespace {
+
+Lease MakeLease(const std::string& name, const std::string& holder) {
+  Lease l;
+  l.metadata.name = name;
+  l.spec.holder_identity = holder;
+  l.spec.lease_duration_seconds = 15;
+  l.spec.renew_time = TimePoint(std::chrono::seconds(1700000000)) + std::chrono::microseconds(123456);
+  l.spec.lease_transitions = 0;
+  return l;
+}
+
+class LeaseRegistryTest : public ::testing::Test {
+ protected:
+  LeaseRegistryTest() : store_(&loop_, &loop_), rng_(7), ctx_(&store_, &loop_, &rng_), leases_(&ctx_) {}
+  SimLoop loop_;
+  MemStore store_;
+  Mt19937Rng rng_;
+  RegistryContext ctx_;
+  LeaseRegistry leases_;
+};
+
+TEST_F(LeaseRegistryTest, CreateGetUpdateDeleteWithOptimisticConcurrency) {
+  auto created = leases_.Create("kube-system", MakeLease("rc-manager", "a"));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_FALSE((*created)->metadata.uid.empty());
+  EXPECT_FALSE((*created)->metadata.resource_version.empty());
+  EXPECT_EQ(leases_.Create("kube-system", MakeLease("rc-manager", "b")).status().code(),
+            Code::kAlreadyExists);
+
+  auto got = leases_.Get("kube-system", "rc-manager");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(**got, **created);
+  EXPECT_EQ((*got)->spec.renew_time, MakeLease("x", "a").spec.renew_time);  // microseconds kept
+
+  Lease next = **got;
+  next.spec.holder_identity = "b";
+  next.spec.lease_transitions = 1;
+  auto updated = leases_.Update(next);
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  EXPECT_EQ((*updated)->spec.holder_identity, "b");
+  EXPECT_NE((*updated)->metadata.resource_version, (*got)->metadata.resource_version);
+  // A second writer holding the old resourceVersion loses: this is what makes election safe.
+  Lease stale = **got;
+  stale.spec.holder_identity = "c";
+  EXPECT_EQ(leases_.Update(stale).status().code(), Code::kConflict);
+  EXPECT_EQ((*leases_.Get("kube-system", "rc-manager"))->spec.holder_identity, "b");
+
+  auto list = leases_.List("");
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->items.size(), 1u);
+  ASSERT_TRUE(leases_.Delete("kube-system", "rc-manager", {}).ok());
+  EXPECT_EQ(leases_.Get("kube-system", "rc-manager").status().code(), Code::kNotFound);
+}
+
+TEST_F(LeaseRegistryTest, InvalidLeasesAreRefused) {
+  Lease bad = MakeLease("Not_A_Name", "a");
+  EXPECT_EQ(leases_.Create("ns", bad).status().code(), Code::kInvalid);
+  Lease zero = MakeLease("ok", "a");
+  zero.spec.lease_duration_seconds = 0;
+  EXPECT_EQ(leases_.Create("ns", zero).status().code(), Code::kInvalid);
+}
+
+TEST(LeaseCodecTest, RoundTripsInTheKubernetesShape) {
+  Lease l = MakeLease("n", "holder-1");
+  l.metadata.namespace_ = "ns";
+  auto j = LeaseToJson(l);
+  EXPECT_EQ(j["apiVersion"], "coordination.k8s.io/v1");
+  EXPECT_EQ(j["spec"]["renewTime"], "2023-11-14T22:13:20.123456Z");
+  auto back = LeaseFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, l);
+  EXPECT_EQ(DecodeLease("{\"spec\":{\"leaseDurationSeconds\":\"x\"}}").status().code(), Code::kBadRequest);
+  EXPECT_EQ(DecodeLease("{\"kind\":\"Pod\"}").status().code(), Code::kInvalid);
+  EXPECT_EQ(DecodeLease("{").status().code(), Code::kBadRequest);
+}
+
+}  // namespace
+}  // namespace rcsim
