@@ -11,6 +11,7 @@
 
 #include "engine/labels.h"
 #include "harness/duration.h"
+#include "harness/scenario_expand.h"
 #include "harness/scenario_fields.h"
 #include "registry/validation.h"
 
@@ -860,12 +861,24 @@ Duration Scenario::SettleTime() const {
   return t;
 }
 
-Result<Scenario> ParseScenarioDocument(const ScenarioDocument& doc) {
+Result<Scenario> ParseScenarioValue(
+    const nlohmann::json& value, std::string_view file,
+    const std::function<std::string(const std::string&, const std::string&)>& error) {
   try {
-    return ParseOrThrow(doc.value, doc.file);
+    return ParseOrThrow(value, file);
   } catch (const ParseError& e) {
-    return Status(Code::kInvalid, doc.Error(e.pointer, e.reason));
+    return Status(Code::kInvalid, error(e.pointer, e.reason));
   }
+}
+
+Result<Scenario> ParseScenarioDocument(const ScenarioDocument& doc) {
+  if (doc.value.is_object() && (doc.value.contains("include") || doc.value.contains("matrix"))) {
+    std::string key = doc.value.contains("include") ? "include" : "matrix";
+    return Status(Code::kInvalid,
+                  doc.Error("/" + key, "only a scenario file (rcsim run, validate, replay) can use " + key));
+  }
+  return ParseScenarioValue(doc.value, doc.file,
+                            [&](const std::string& p, const std::string& r) { return doc.Error(p, r); });
 }
 
 Result<Scenario> ParseScenario(const nlohmann::json& doc, std::string_view file) {
@@ -887,9 +900,13 @@ Result<Scenario> ParseScenarioText(std::string_view text, std::string_view file,
 }
 
 Result<Scenario> LoadScenarioFile(const std::string& path) {
-  Result<ScenarioDocument> doc = LoadDocument(path);
-  if (!doc.ok()) return doc.status();
-  return ParseScenarioDocument(*doc);
+  Result<std::vector<Scenario>> runs = LoadScenarioFileRuns(path);
+  if (!runs.ok()) return runs.status();
+  if (runs->size() != 1) {
+    return Status(Code::kInvalid, path + ": /matrix: expands to " + std::to_string(runs->size()) +
+                                      " runs; name one as " + path + "#<run>, e.g. " + (*runs)[0].file);
+  }
+  return std::move((*runs)[0]);
 }
 
 }  // namespace rcsim

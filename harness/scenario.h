@@ -13,6 +13,7 @@
 #define RCSIM_HARNESS_SCENARIO_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -187,14 +188,19 @@ struct Scenario {
 
 // Parses one scenario document. `file` is used only in error messages and Scenario::file.
 Result<Scenario> ParseScenario(const nlohmann::json& doc, std::string_view file);
-// Parses a document from either front end; YAML errors carry the line and column.
+// Parses a document from either front end; YAML errors carry the line and column. A document using
+// `include` or `matrix` is refused here: those need the file (scenario_expand.h).
 Result<Scenario> ParseScenarioDocument(const ScenarioDocument& doc);
+// Parses `value`; a bad field's message is error(pointer, reason).
+Result<Scenario> ParseScenarioValue(
+    const nlohmann::json& value, std::string_view file,
+    const std::function<std::string(const std::string&, const std::string&)>& error);
 // Parses JSON text (syntax errors are reported as "<file>: /: invalid JSON: ...").
 Result<Scenario> ParseScenarioText(std::string_view text, std::string_view file);
 // Parses JSON or YAML text ("<file>:<line>:<col>: /: invalid YAML: ..." for YAML syntax errors).
 Result<Scenario> ParseScenarioText(std::string_view text, std::string_view file, DocumentFormat format);
 // Reads and parses a file, YAML if it is named *.yaml or *.yml, else JSON (unreadable file:
-// "<file>: cannot read the file").
+// "<file>: cannot read the file"), with its includes; a matrix file must name one run ("f.yaml#run").
 Result<Scenario> LoadScenarioFile(const std::string& path);
 
 // The scenario-file name of an API verb ("get", "list", ..., "delete"); the same names as the API's.

@@ -65,7 +65,12 @@ std::vector<ObjectSpec> BuildSpecs() {
         Obj("manager", "manager", "the replication manager's settings"),
         Req(Arr("controllers", "controller", "the controllers created at time 0 (may be empty)")),
         Arr("events", "event", "timed events, fired in `at` order, ties in file order"),
-        Req(Arr("expect", "expectation", "what must hold (may be empty)"))}});
+        Req(Arr("expect", "expectation", "what must hold (may be empty)")),
+        F("include", T::kPaths,
+          "files (relative to this one) holding shared cluster and manager blocks; this file's own fields "
+          "win"),
+        F("matrix", T::kMatrix,
+          "parameter -> values: one run per combination, \"${parameter}\" replaced in the document")}});
   s.push_back(
       {"cluster",
        "The simulated cluster.",
@@ -301,6 +306,18 @@ json FieldSchema(const FieldSpec& f) {
       }
       break;
     }
+    case T::kPaths:
+      j = {{"oneOf",
+            {{{"type", "string"}, {"minLength", 1}},
+             {{"type", "array"}, {"items", {{"type", "string"}, {"minLength", 1}}}, {"minItems", 1}}}}};
+      break;
+    case T::kMatrix:
+      j = {{"type", "object"},
+           {"minProperties", 1},
+           {"propertyNames", {{"pattern", "^[A-Za-z_][A-Za-z0-9_]*$"}}},
+           {"additionalProperties",
+            {{"type", "array"}, {"minItems", 1}, {"items", {{"type", {"string", "number", "boolean"}}}}}}};
+      break;
     case T::kObject: j = Ref(f.object); break;
     case T::kObjectArray:
       j = {{"type", "array"}, {"items", Ref(f.object)}};

@@ -36,6 +36,8 @@ enum class FieldType {
   kStringArray,       // an array of strings
   kVerbArray,         // an array of distinct API verbs
   kVerb,              // one API verb
+  kPaths,             // a path or a list of paths (include)
+  kMatrix,            // an object of parameter -> list of scalars (matrix)
   kObject,            // an object described by ObjectSpec `object`
   kObjectArray,       // an array of objects described by ObjectSpec `object`
 };

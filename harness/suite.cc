@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "engine/rng.h"
+#include "harness/scenario_expand.h"
 
 namespace rcsim {
 
@@ -44,13 +45,16 @@ Result<std::vector<Scenario>> LoadScenarios(const std::vector<std::string>& file
   std::vector<Scenario> out;
   std::map<std::string, std::string> names;  // name -> file
   for (const std::string& f : files) {
-    Result<Scenario> s = LoadScenarioFile(f);
-    if (!s.ok()) return s.status();
-    auto [it, inserted] = names.emplace(s->name, f);
-    if (!inserted) {
-      return Status(Code::kInvalid, f + ": /name: scenario name \"" + s->name + "\" is also used by " + it->second);
+    Result<std::vector<Scenario>> runs = LoadScenarioFileRuns(f);
+    if (!runs.ok()) return runs.status();
+    for (Scenario& s : *runs) {
+      auto [it, inserted] = names.emplace(s.name, f);
+      if (!inserted) {
+        return Status(Code::kInvalid,
+                      f + ": /name: scenario name \"" + s.name + "\" is also used by " + it->second);
+      }
+      out.push_back(std::move(s));
     }
-    out.push_back(std::move(s).value());
   }
   return out;
 }

@@ -31,8 +31,9 @@ struct SuiteOptions {
 // a directory holds no scenario.
 Result<std::vector<std::string>> FindScenarioFiles(const std::vector<std::string>& paths);
 
-// Parses every file (stopping at the first error, whose message names the file and JSON pointer)
-// and refuses two scenarios with the same name (their reports would collide).
+// Parses every file (stopping at the first error, whose message names the file and JSON pointer),
+// expanding includes and matrices (scenario_expand.h), and refuses two scenarios with the same name
+// (their reports would collide).
 Result<std::vector<Scenario>> LoadScenarios(const std::vector<std::string>& files);
 
 struct PlannedRun {

@@ -26,6 +26,7 @@
 #include "harness/duration.h"
 #include "harness/runner.h"
 #include "harness/scenario.h"
+#include "harness/scenario_expand.h"
 #include "harness/scenario_fields.h"
 #include "harness/suite.h"
 #include "reports/html_report.h"
@@ -43,6 +44,7 @@ const char kUsage[] =
     R"(usage: rcsim run PATH... [options]     run scenario files (folders are searched for *.json,
                                        *.yaml and *.yml)
        rcsim replay FILE [--seed N]    run one scenario and print its full event trace
+                                       (FILE#RUN for one run of a matrix file)
        rcsim validate PATH...          parse and check scenario files without running them
        rcsim schema                    print the JSON Schema (draft 2020-12) of scenario files
        rcsim convert FILE              print a JSON scenario file as YAML (same scenario, same runs)
@@ -321,23 +323,29 @@ int Validate(const std::vector<std::string>& argv) {
   int bad = 0;
   std::map<std::string, std::string> names;  // scenario name -> file
   for (const std::string& f : *files) {
-    Result<Scenario> s = LoadScenarioFile(f);
-    if (!s.ok()) {
-      std::cerr << s.status().message() << "\n";
+    Result<std::vector<Scenario>> runs = LoadScenarioFileRuns(f);
+    if (!runs.ok()) {
+      std::cerr << runs.status().message() << "\n";
       ++bad;
       continue;
     }
-    auto [it, inserted] = names.emplace(s->name, f);
-    if (!inserted) {
-      std::cerr << f << ": /name: scenario name \"" << s->name << "\" is also used by " << it->second << "\n";
-      ++bad;
+    for (const Scenario& s : *runs) {
+      auto [it, inserted] = names.emplace(s.name, f);
+      if (!inserted) {
+        std::cerr << f << ": /name: scenario name \"" << s.name << "\" is also used by " << it->second
+                  << "\n";
+        ++bad;
+        break;
+      }
     }
   }
   if (bad > 0) {
     std::cerr << bad << " of " << files->size() << " scenario files invalid\n";
     return kExitUsage;
   }
-  std::cout << files->size() << " scenario files valid\n";
+  std::cout << files->size() << " scenario files valid";
+  if (names.size() != files->size()) std::cout << " (" << names.size() << " runs)";
+  std::cout << "\n";
   return kExitPass;
 }
 
