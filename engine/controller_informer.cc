@@ -5,13 +5,15 @@
 #include <unordered_set>
 
 #include "engine/codec.h"
+#include "engine/pod_informer.h"
 
 namespace rcsim {
 
-ControllerInformer::ControllerInformer(Options options, Store* store, Executor* executor, Logger* logger,
-                                       ManagerMetrics* metrics, Handlers handlers)
+ControllerInformer::ControllerInformer(Options options, Store* store, ApiClient* api, Executor* executor,
+                                       Logger* logger, ManagerMetrics* metrics, Handlers handlers)
     : options_(std::move(options)),
       store_(store),
+      api_(api),
       executor_(executor),
       logger_(logger),
       metrics_(metrics),
@@ -35,6 +37,7 @@ void ControllerInformer::Stop() {
   alive_.reset();
   ++watch_generation_;
   watch_.reset();
+  api_watch_.reset();
   if (relist_timer_ != 0) executor_->Cancel(relist_timer_);
   relist_timer_ = 0;
 }
@@ -64,6 +67,10 @@ std::vector<std::string> ControllerInformer::Keys() const {
 void ControllerInformer::ListAndWatch() {
   relist_timer_ = 0;
   if (stopped_) return;
+  if (api_ != nullptr) {
+    ListFromApi();
+    return;
+  }
   ++watch_generation_;
   watch_.reset();
   Result<RangeResponse> r = store_->GetPrefix(options_.prefix);
@@ -97,6 +104,126 @@ void ControllerInformer::ListAndWatch() {
   synced_ = true;
   StartWatch(list.revision + 1);
   if (handlers_.on_synced) handlers_.on_synced();
+}
+
+std::string ControllerInformer::StoreKeyOf(const ObjectMeta& meta) const {
+  return options_.prefix + meta.namespace_ + "/" + meta.name;
+}
+
+void ControllerInformer::ListFromApi() {
+  if (listing_) return;
+  listing_ = true;
+  const uint64_t generation = ++watch_generation_;
+  api_watch_.reset();
+  std::weak_ptr<int> alive = alive_;
+  Executor* executor = executor_;
+  api_->controllers().List("", ListOptions{},
+                           [this, alive, executor, generation](Result<ObjectList<ReplicationController>> r) {
+                             executor->Post([this, alive, generation, r = std::move(r)]() mutable {
+                               if (alive.expired() || generation != watch_generation_) return;
+                               listing_ = false;
+                               OnApiList(std::move(r));
+                             });
+                           });
+}
+
+void ControllerInformer::OnApiList(Result<ObjectList<ReplicationController>> result) {
+  if (!result.ok()) {
+    logger_->Log(LogLevel::kWarning, "controller informer: list failed: " + result.status().ToString());
+    ScheduleRelist(/*failure=*/true);
+    return;
+  }
+  if (lists_++ > 0) ++metrics_->relists;
+  const std::optional<int64_t> list_rv = ResourceVersionNumber(result->resource_version);
+  if (!list_rv) {
+    logger_->Log(LogLevel::kWarning,
+                 "controller informer: list has a malformed resourceVersion " + result->resource_version);
+    ScheduleRelist(/*failure=*/true);
+    return;
+  }
+  std::unordered_set<std::string> listed;
+  for (const ControllerPtr& rc : result->items) {
+    if (rc == nullptr) continue;
+    const std::optional<int64_t> rv = ResourceVersionNumber(rc->metadata.resource_version);
+    if (!rv || rc->metadata.name.empty()) {
+      ++metrics_->malformed_objects;
+      continue;
+    }
+    const std::string store_key = StoreKeyOf(rc->metadata);
+    listed.insert(store_key);
+    ApplyFromApi(store_key, rc, *rv);
+  }
+  std::vector<std::string> gone;
+  for (const auto& [store_key, key] : key_of_store_key_) {
+    if (listed.count(store_key) != 0) continue;
+    auto it = cache_.find(key);
+    if (it != cache_.end() && it->second.mod_revision <= *list_rv) gone.push_back(store_key);
+  }
+  std::sort(gone.begin(), gone.end());
+  for (const auto& store_key : gone) Remove(store_key, *list_rv);
+  std::erase_if(tombstones_, [&](const auto& t) { return t.second <= *list_rv; });
+  high_revision_ = std::max(high_revision_, *list_rv);
+  synced_ = true;
+  StartApiWatch(result->resource_version);
+  if (handlers_.on_synced) handlers_.on_synced();
+}
+
+void ControllerInformer::ApplyFromApi(const std::string& store_key, const ControllerPtr& rc, int64_t rv) {
+  auto tomb = tombstones_.find(store_key);
+  if (tomb != tombstones_.end()) {
+    if (tomb->second >= rv) return;  // deleted after this version (a stale list)
+    tombstones_.erase(tomb);
+  }
+  Apply(store_key, rc, rv);
+}
+
+void ControllerInformer::StartApiWatch(const std::string& resource_version) {
+  const uint64_t generation = ++watch_generation_;
+  std::weak_ptr<int> alive = alive_;
+  Executor* executor = executor_;
+  api_watch_ = api_->controllers().Watch(
+      "", ListOptions{}, resource_version,
+      [this, alive, executor, generation](const ApiWatchEvent<ReplicationController>& ev) {
+        executor->Post([this, alive, generation, ev] {
+          if (alive.expired() || generation != watch_generation_) return;
+          OnApiEvent(ev);
+        });
+      });
+  if (api_watch_ == nullptr) ScheduleRelist(/*failure=*/true);
+}
+
+void ControllerInformer::OnApiEvent(const ApiWatchEvent<ReplicationController>& ev) {
+  using Type = ApiWatchEvent<ReplicationController>::Type;
+  if (ev.type == Type::kBookmark) return;
+  if (ev.type != Type::kError) {
+    if (ev.object == nullptr) return;
+    const std::optional<int64_t> rv = ResourceVersionNumber(ev.object->metadata.resource_version);
+    if (!rv || ev.object->metadata.name.empty()) {
+      ++metrics_->malformed_objects;
+      logger_->Log(LogLevel::kWarning,
+                   "controller informer: skipping a watch event without name or "
+                   "resourceVersion");
+      return;
+    }
+    failures_ = 0;
+    const std::string store_key = StoreKeyOf(ev.object->metadata);
+    if (ev.type == Type::kDeleted) {
+      Remove(store_key, *rv);
+    } else {
+      ApplyFromApi(store_key, ev.object, *rv);
+    }
+    high_revision_ = std::max(high_revision_, *rv);
+    return;
+  }
+  ++watch_generation_;
+  api_watch_.reset();
+  if (ev.error.code() == Code::kGone) {
+    logger_->Log(LogLevel::kInfo, "controller informer: watch expired (410), re-listing");
+    ScheduleRelist(/*failure=*/false);
+  } else {
+    logger_->Log(LogLevel::kWarning, "controller informer: watch ended: " + ev.error.ToString());
+    ScheduleRelist(/*failure=*/true);
+  }
 }
 
 void ControllerInformer::StartWatch(int64_t start_revision) {

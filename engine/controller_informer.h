@@ -1,6 +1,10 @@
-// ControllerInformer: the manager's cache of ReplicationControllers, read straight from the Store (as
-// the 2014 manager did): Range over the prefix, then Watch from the list's revision + 1; on a cancelled
-// watch (compaction or error) it re-lists and re-watches, with exponential backoff after failures.
+// ControllerInformer: the manager's cache of ReplicationControllers, from one of two sources:
+// - the Store (as the 2014 manager did): Range over the prefix, then Watch from the list's revision + 1;
+//   on a cancelled watch (compaction or error) it re-lists and re-watches;
+// - the API (ApiClient, as kube-controller-manager does, like PodInformer): List all namespaces, then
+//   Watch from the list's resourceVersion; on kGone it re-lists at once, on other errors with backoff.
+// Exponential backoff after failures in both. Internally an object is keyed by its store key
+// (/registry/controllers/<ns>/<name>, synthesised in the API mode) and its resourceVersion number.
 //
 // Guarantees:
 // - resourceVersion of every cached object is its store mod_revision.
@@ -21,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/api_client.h"
 #include "engine/executor.h"
 #include "engine/log.h"
 #include "engine/metrics.h"
@@ -44,6 +49,11 @@ class ControllerInformer {
   };
 
   ControllerInformer(Options options, Store* store, Executor* executor, Logger* logger,
+                     ManagerMetrics* metrics, Handlers handlers)
+      : ControllerInformer(std::move(options), store, nullptr, executor, logger, metrics,
+                           std::move(handlers)) {}
+  // Exactly one of `store` and `api` is non-null: the source.
+  ControllerInformer(Options options, Store* store, ApiClient* api, Executor* executor, Logger* logger,
                      ManagerMetrics* metrics, Handlers handlers);
   ~ControllerInformer();
   ControllerInformer(const ControllerInformer&) = delete;
@@ -75,6 +85,13 @@ class ControllerInformer {
   };
 
   void ListAndWatch();
+  // The API source.
+  void ListFromApi();
+  void OnApiList(Result<ObjectList<ReplicationController>> result);
+  void StartApiWatch(const std::string& resource_version);
+  void OnApiEvent(const ApiWatchEvent<ReplicationController>& ev);
+  void ApplyFromApi(const std::string& store_key, const ControllerPtr& rc, int64_t rv);
+  std::string StoreKeyOf(const ObjectMeta& meta) const;
   void StartWatch(int64_t start_revision);
   void OnWatchResponse(const WatchResponse& resp);
   void ScheduleRelist(bool failure);
@@ -84,6 +101,7 @@ class ControllerInformer {
 
   Options options_;
   Store* store_;
+  ApiClient* api_;
   Executor* executor_;
   Logger* logger_;
   ManagerMetrics* metrics_;
@@ -98,6 +116,8 @@ class ControllerInformer {
   int64_t high_revision_ = 0;      // newest revision the cache reflects
   uint64_t watch_generation_ = 0;  // responses of older watches are ignored
   std::unique_ptr<Watch> watch_;
+  std::unique_ptr<ApiWatch> api_watch_;
+  bool listing_ = false;  // an API list is in flight
   TimerId relist_timer_ = 0;
 
   std::map<std::string, Entry> cache_;  // by "namespace/name"

@@ -5,7 +5,12 @@
 
 #include "engine/codec.h"
 #include "engine/mock_ports.h"
+#include "engine/rng.h"
+#include "fakes/faulty_api_client.h"
+#include "fakes/inprocess_api_client.h"
+#include "fakes/mem_store.h"
 #include "fakes/sim_loop.h"
+#include "registry/registry.h"
 
 namespace rcsim {
 namespace {
@@ -225,6 +230,64 @@ TEST_F(ControllerInformerTest, NoCallbackAfterStop) {
   watch_cb_(Events({Put(Kv("b", Value(MakeRc("b", 1)), 12))}));
   loop_.RunUntilIdle();
   EXPECT_TRUE(log_.empty());
+}
+
+// The API source (the default mode of the controller-manager): list and watch through the ApiClient,
+// over the in-process API and the in-memory etcd; a dropped watch re-lists, and changes made while it
+// was down are seen, deletions included.
+TEST(ControllerInformerApiTest, ListsAndWatchesThroughTheApiAndRecoversFromADroppedWatch) {
+  SimLoop loop;
+  MemStore store(&loop, &loop);
+  Mt19937Rng rng(1);
+  Registry registry(&store, &loop, &rng);
+  InProcessApiClient inner(&registry, &loop);
+  FaultyApiClient api(&inner, &loop, &loop, &rng);
+  NullLogger logger;
+  ManagerMetrics metrics;
+  std::vector<std::string> events;
+  ControllerInformer informer(
+      ControllerInformer::Options{}, nullptr, &api, &loop, &logger, &metrics,
+      ControllerInformer::Handlers{
+          [&](const ControllerPtr& rc) { events.push_back("add " + rc->metadata.name); },
+          [&](const ControllerPtr&, const ControllerPtr& rc) {
+            events.push_back("update " + rc->metadata.name);
+          },
+          [&](const ControllerPtr& rc) { events.push_back("delete " + rc->metadata.name); }, nullptr});
+  auto create = [&](const std::string& name, int replicas) {
+    ReplicationController rc = *MakeRc(name, replicas);
+    rc.metadata.uid.clear();
+    PodTemplateSpec t;
+    t.metadata.labels = rc.spec.selector;
+    t.spec.containers.push_back(Container{"c", "nginx", {}, {}});
+    rc.spec.template_ = t;
+    ASSERT_TRUE(registry.controllers().Create("default", rc).ok());
+  };
+  create("a", 1);
+  informer.Start();
+  loop.RunFor(std::chrono::seconds(1));
+  ASSERT_TRUE(informer.HasSynced());
+  ASSERT_NE(informer.Get("default/a"), nullptr);
+  EXPECT_EQ(informer.Get("default/a")->metadata.resource_version,
+            (*registry.controllers().Get("default", "a"))->metadata.resource_version);
+
+  create("b", 2);
+  loop.RunFor(std::chrono::seconds(1));
+  ASSERT_NE(informer.Get("default/b"), nullptr);
+
+  api.SetPartitioned(true);  // ends the watch; the re-lists fail until the partition heals
+  ASSERT_TRUE(registry.controllers().Delete("default", "a", {}).ok());
+  create("c", 3);
+  loop.RunFor(std::chrono::seconds(3));
+  EXPECT_NE(informer.Get("default/a"), nullptr) << "the informer cannot have seen the deletion yet";
+  api.SetPartitioned(false);
+  loop.RunFor(std::chrono::seconds(60));
+  EXPECT_EQ(informer.Get("default/a"), nullptr);
+  ASSERT_NE(informer.Get("default/c"), nullptr);
+  EXPECT_EQ(informer.Get("default/c")->spec.replicas, 3);
+  EXPECT_GE(metrics.relists, 1);
+  // A re-list applies what it lists first, then drops what it no longer holds.
+  EXPECT_EQ(events, (std::vector<std::string>{"add a", "add b", "add c", "delete a"}));
+  informer.Stop();
 }
 
 }  // namespace

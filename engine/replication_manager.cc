@@ -88,7 +88,7 @@ ReplicationManager::ReplicationManager(ManagerOptions options, Store* store, Api
       controllers_(
           ControllerInformer::Options{options_.controllers_prefix, options_.informer_min_backoff,
                                       options_.informer_max_backoff},
-          store, executor, logger, &metrics_,
+          store, store == nullptr ? api : nullptr, executor, logger, &metrics_,
           ControllerInformer::Handlers{
               [this](const ControllerPtr& rc) { Enqueue(KeyOf(rc->metadata)); },
               [this](const ControllerPtr&, const ControllerPtr& rc) { Enqueue(KeyOf(rc->metadata)); },

@@ -1,7 +1,8 @@
 // ReplicationManager: keeps, for every ReplicationController, spec.replicas active pods matching its
 // selector, and writes back its status.
 //
-// Sources: controllers from the Store (ControllerInformer), pods from the ApiClient (PodInformer);
+// Sources: controllers from the Store, or from the ApiClient when no Store is given (ControllerInformer),
+// pods from the ApiClient (PodInformer);
 // writes go through the ApiClient only. Each controller key is synced by at most one worker at a time
 // (WorkQueue); a sync is asynchronous and counts against `workers` until all its API calls completed.
 // A sync: claims pods (adopts matching orphans, releases owned pods that stopped matching), then, only
@@ -56,7 +57,7 @@ struct ManagerOptions {
 
 class ReplicationManager {
  public:
-  // All pointers must outlive the manager.
+  // All pointers must outlive the manager. `store` may be null: controllers then come from `api`.
   ReplicationManager(ManagerOptions options, Store* store, ApiClient* api, Clock* clock, Executor* executor,
                      Rng* rng, TraceSink* trace, Logger* logger);
   // Stop()s.

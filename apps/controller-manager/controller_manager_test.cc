@@ -266,7 +266,7 @@ bool EventuallyWithin(SteadyClock::duration timeout, const std::function<bool()>
 // deleted controllers were ignored until the manager restarted, without a log line. Now, after etcd
 // comes back (crash and clean stop, same data dir), every change is reconciled within 30 s, and the
 // outage and the recovery are logged.
-TEST(ControllerManagerTest, ResumesControllerWatchAfterEtcdRestart) {
+void RunEtcdRestartCase(bool etcd_mode) {
   auto etcd = EtcdProcess::Start();
   ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
   ApiServerProcessOptions api_options;
@@ -274,7 +274,9 @@ TEST(ControllerManagerTest, ResumesControllerWatchAfterEtcdRestart) {
   api_options.etcd_servers = (*etcd)->endpoint();
   auto apiserver = ApiServerProcess::Start(api_options);
   ASSERT_TRUE(apiserver.ok()) << apiserver.status().ToString();
-  ManagerProcess manager((*etcd)->endpoint(), (*apiserver)->url());
+  std::vector<std::string> flags = {"--apiserver=" + (*apiserver)->url(), "--workers=2", "--resync=1"};
+  if (etcd_mode) flags.push_back("--etcd_servers=" + (*etcd)->endpoint());
+  ManagerProcess manager(flags);
   HttpApiClientOptions client_options;
   client_options.base_url = (*apiserver)->url();
   auto client = HttpApiClient::Create(client_options);
@@ -320,8 +322,55 @@ TEST(ControllerManagerTest, ResumesControllerWatchAfterEtcdRestart) {
     ++round;
   }
   const std::string log = manager.Log();
-  EXPECT_NE(log.find("watch on /registry/controllers/ lost"), std::string::npos) << log;
-  EXPECT_NE(log.find("watch on /registry/controllers/ resumed"), std::string::npos) << log;
+  if (etcd_mode) {
+    EXPECT_NE(log.find("watch on /registry/controllers/ lost"), std::string::npos) << log;
+    EXPECT_NE(log.find("watch on /registry/controllers/ resumed"), std::string::npos) << log;
+  }
+  EXPECT_EQ(manager.Terminate(), 0) << manager.Log();
+}
+
+TEST(ControllerManagerTest, ResumesControllerWatchAfterEtcdRestart) {
+  RunEtcdRestartCase(/*etcd_mode=*/true);
+}
+
+// The same through the API only: the API server's own etcd watches must resume for the manager's
+// API watches to see anything.
+TEST(ControllerManagerTest, ApiOnlyModeRecoversAfterEtcdRestart) { RunEtcdRestartCase(/*etcd_mode=*/false); }
+
+// The default mode: no --etcd_servers, so controllers are listed and watched through the API like
+// pods. A controller converges, follows a scale up and a scale down, and a deleted one gets no new pods.
+TEST(ControllerManagerTest, ApiOnlyModeConvergesWithoutEtcdAccess) {
+  auto etcd = EtcdProcess::Start();
+  ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
+  ApiServerProcessOptions api_options;
+  api_options.binary = RCSIM_APISERVER_BINARY;
+  api_options.etcd_servers = (*etcd)->endpoint();
+  auto apiserver = ApiServerProcess::Start(api_options);
+  ASSERT_TRUE(apiserver.ok()) << apiserver.status().ToString();
+  ManagerProcess manager({"--apiserver=" + (*apiserver)->url(), "--workers=2", "--resync=1"});
+  HttpApiClientOptions client_options;
+  client_options.base_url = (*apiserver)->url();
+  auto client = HttpApiClient::Create(client_options);
+  ASSERT_TRUE(client.ok());
+  Cluster cluster(client->get(), "apionly");
+
+  ASSERT_TRUE(cluster.Create(3, "web").ok());
+  EXPECT_TRUE(Eventually([&] { return cluster.ActivePods("web") == 3; })) << manager.Log();
+  ASSERT_TRUE(cluster.Scale("web", 5));
+  EXPECT_TRUE(Eventually([&] { return cluster.ActivePods("web") == 5; })) << manager.Log();
+  ASSERT_TRUE(cluster.Scale("web", 2));
+  EXPECT_TRUE(Eventually([&] { return cluster.ActivePods("web") == 2; })) << manager.Log();
+  ASSERT_TRUE(cluster.Delete("web").ok());
+  ASSERT_TRUE(cluster.Create(1, "marker").ok());
+  EXPECT_TRUE(Eventually([&] { return cluster.ActivePods("marker") == 1; })) << manager.Log();
+  ASSERT_TRUE(cluster.DeletePods("web"));
+  const auto until = SteadyClock::now() + std::chrono::seconds(2);  // a negative check: watch a while
+  while (SteadyClock::now() < until) {
+    ASSERT_EQ(cluster.ActivePods("web"), 0) << manager.Log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(manager.Log().find("replication controllers from the API server"), std::string::npos)
+      << manager.Log();
   EXPECT_EQ(manager.Terminate(), 0) << manager.Log();
 }
 

@@ -1,11 +1,12 @@
-// controller-manager --etcd_servers=URLS --apiserver=http://127.0.0.1:8080 [--workers 5] [--resync 30]
+// controller-manager [--apiserver=http://127.0.0.1:8080] [--etcd_servers=URLS] [--workers 5] [--resync 30]
 //                    [--token-file F]
 //
 // Runs the ReplicationManager (engine/replication_manager.h) in production: replication controllers
-// from etcd (the 2014-style watch on /registry/controllers/), pods and every write through the API
-// server over HTTP. The engine runs on one executor thread (ThreadExecutor); the HTTP client and the
-// etcd watches call back on their own threads and the manager hops to the executor. Prints
-// "controller-manager running" once started. Stops on SIGINT/SIGTERM.
+// listed and watched through the API server (or, with --etcd_servers, from etcd: the 2014-style watch
+// on /registry/controllers/), pods and every write through the API server over HTTP. The engine runs on one
+// executor thread (ThreadExecutor); the HTTP client and the etcd watches call back on their own threads and
+// the manager hops to the executor. Prints "controller-manager running" once started. Stops on
+// SIGINT/SIGTERM.
 #include <signal.h>
 
 #include <boost/program_options.hpp>
@@ -45,7 +46,8 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
   po::options_description desc("controller-manager options");
   desc.add_options()("help,h", "show this help")(
       "etcd_servers,etcd-servers", po::value(&f->etcd_servers),
-      "comma-separated etcd client URLs, e.g. http://127.0.0.1:2379 (required)")(
+      "comma-separated etcd client URLs, e.g. http://127.0.0.1:2379: read replication controllers "
+      "straight from etcd (the 2014 mode); without it they are listed and watched through the API")(
       "apiserver", po::value(&f->apiserver)->default_value(f->apiserver), "API server base URL")(
       "token-file,token_file", po::value(&f->token_file), "file holding the API server's bearer token")(
       "workers", po::value(&f->workers)->default_value(f->workers), "controller syncs in flight at once")(
@@ -65,10 +67,6 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
     std::cout << desc;
     *exit_now = true;
     return true;
-  }
-  if (f->etcd_servers.empty()) {
-    std::cerr << "controller-manager: --etcd_servers is required\n" << desc;
-    return false;
   }
   if (f->workers < 1 || f->resync_seconds < 1 || f->api_connections < 1) {
     std::cerr << "controller-manager: --workers, --resync and --api-connections must be positive\n";
@@ -135,8 +133,11 @@ int Main(int argc, char** argv) {
     api_options.bearer_token = *token;
   }
 
+  // The 2014 mode when --etcd_servers is given: controllers from etcd. Otherwise (the default) through
+  // the API, like pods.
   EtcdStoreOptions etcd_options;
   etcd_options.endpoints = SplitEtcdEndpoints(flags.etcd_servers);
+  const bool etcd_mode = !flags.etcd_servers.empty();
   // Watch outages and recoveries, from the watch threads.
   std::mutex log_mu;
   etcd_options.log = [&log_mu](LogLevel level, const std::string& message) {
@@ -144,10 +145,14 @@ int Main(int argc, char** argv) {
     std::cerr << "controller-manager: " << (level >= LogLevel::kWarning ? "warning: " : "") << message
               << "\n";
   };
-  Result<std::unique_ptr<EtcdStore>> store = EtcdStore::Create(etcd_options);
-  if (!store.ok()) {
-    std::cerr << "controller-manager: " << store.status().ToString() << "\n";
-    return 2;
+  std::unique_ptr<EtcdStore> store;
+  if (etcd_mode) {
+    Result<std::unique_ptr<EtcdStore>> created = EtcdStore::Create(etcd_options);
+    if (!created.ok()) {
+      std::cerr << "controller-manager: " << created.status().ToString() << "\n";
+      return 2;
+    }
+    store = std::move(created).value();
   }
   Result<std::unique_ptr<HttpApiClient>> api = HttpApiClient::Create(api_options);
   if (!api.ok()) {
@@ -170,11 +175,14 @@ int Main(int argc, char** argv) {
     ThreadExecutor executor;
     std::unique_ptr<ReplicationManager> manager;
     RunOn(executor, [&] {
-      manager = std::make_unique<ReplicationManager>(options, store->get(), api->get(), &clock, &executor,
+      manager = std::make_unique<ReplicationManager>(options, store.get(), api->get(), &clock, &executor,
                                                      &rng, &trace, &logger);
       manager->Start();
     });
     std::cout << "controller-manager running" << std::endl;
+    std::cerr << "controller-manager: replication controllers from "
+              << (etcd_mode ? "etcd " + flags.etcd_servers : "the API server " + flags.apiserver)
+              << ", pods through the API server\n";
 
     int sig = 0;
     sigwait(&stop_signals, &sig);
