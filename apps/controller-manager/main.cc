@@ -8,21 +8,29 @@
 // the manager hops to the executor. Prints "controller-manager running" once started. Stops on
 // SIGINT/SIGTERM.
 #include <signal.h>
+#include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <cctype>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <future>
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include "backends/etcd/etcd_store.h"
 #include "backends/http/thread_executor.h"
 #include "backends/httpclient/http_api_client.h"
+#include "backends/httpclient/lease_lock.h"
+#include "engine/leader_elector.h"
 #include "engine/log.h"
 #include "engine/replication_manager.h"
 #include "engine/rng.h"
@@ -37,10 +45,62 @@ struct Flags {
   std::string etcd_servers;
   std::string apiserver = "http://127.0.0.1:8080";
   std::string token_file;
+  std::string master;  // overrides --apiserver (kube-controller-manager's name)
   int workers = 5;
   int resync_seconds = 30;
   int api_connections = 32;
+  int verbosity = 0;
+  bool leader_elect = true;
+  std::string lease_duration = "15s";
+  std::string renew_deadline = "10s";
+  std::string retry_period = "2s";
+  std::string lease_name = "kube-controller-manager";
+  std::string lease_namespace = "kube-system";
+  std::string resource_lock = "leases";
+  LeaderElectorOptions election;  // from the flags above
 };
+
+// A Go duration as kube-controller-manager's flags take them: "15s", "500ms", "1m30s", "2h".
+std::optional<Duration> ParseGoDuration(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  if (s == "0") return Duration::zero();
+  Duration total{0};
+  while (!s.empty()) {
+    size_t i = 0;
+    double v = 0;
+    bool digits = false;
+    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.'))
+      ++i, digits = true;
+    if (!digits) return std::nullopt;
+    try {
+      v = std::stod(std::string(s.substr(0, i)));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    size_t j = i;
+    while (j < s.size() && std::isalpha(static_cast<unsigned char>(s[j]))) ++j;
+    const std::string_view unit = s.substr(i, j - i);
+    double ns = 0;
+    if (unit == "ns")
+      ns = 1;
+    else if (unit == "us")
+      ns = 1e3;
+    else if (unit == "ms")
+      ns = 1e6;
+    else if (unit == "s")
+      ns = 1e9;
+    else if (unit == "m")
+      ns = 60e9;
+    else if (unit == "h")
+      ns = 3600e9;
+    else
+      return std::nullopt;
+    if (v * ns > 1e18) return std::nullopt;
+    total += Duration(static_cast<int64_t>(v * ns));
+    s.remove_prefix(j);
+  }
+  return total;
+}
 
 bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
   po::options_description desc("controller-manager options");
@@ -49,12 +109,29 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
       "comma-separated etcd client URLs, e.g. http://127.0.0.1:2379: read replication controllers "
       "straight from etcd (the 2014 mode); without it they are listed and watched through the API")(
       "apiserver", po::value(&f->apiserver)->default_value(f->apiserver), "API server base URL")(
+      "master", po::value(&f->master), "the API server's address; overrides --apiserver")(
       "token-file,token_file", po::value(&f->token_file), "file holding the API server's bearer token")(
-      "workers", po::value(&f->workers)->default_value(f->workers), "controller syncs in flight at once")(
+      "concurrent-rc-syncs,workers", po::value(&f->workers)->default_value(f->workers),
+      "replication controllers synced at once (--workers is the old name)")(
       "resync", po::value(&f->resync_seconds)->default_value(f->resync_seconds),
       "seconds between full resyncs of every controller")(
       "api-connections", po::value(&f->api_connections)->default_value(f->api_connections),
-      "keep-alive connections to the API server");
+      "keep-alive connections to the API server")("v", po::value(&f->verbosity)->default_value(f->verbosity),
+                                                  "log verbosity: 0 actions and problems, 4 detail")(
+      "leader-elect", po::value(&f->leader_elect)->default_value(true)->implicit_value(true),
+      "run only while holding the leader lease (several managers may run; one acts)")(
+      "leader-elect-lease-duration", po::value(&f->lease_duration)->default_value(f->lease_duration),
+      "how long a standby waits after the last renewal it saw before taking over")(
+      "leader-elect-renew-deadline", po::value(&f->renew_deadline)->default_value(f->renew_deadline),
+      "a leader that could not renew for this long stops (and exits)")(
+      "leader-elect-retry-period", po::value(&f->retry_period)->default_value(f->retry_period),
+      "how often to try to acquire or renew the lease")(
+      "leader-elect-resource-name", po::value(&f->lease_name)->default_value(f->lease_name),
+      "name of the Lease")("leader-elect-resource-namespace",
+                           po::value(&f->lease_namespace)->default_value(f->lease_namespace),
+                           "namespace of the Lease")(
+      "leader-elect-resource-lock", po::value(&f->resource_lock)->default_value(f->resource_lock),
+      "lock type (only leases)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -69,8 +146,27 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
     return true;
   }
   if (f->workers < 1 || f->resync_seconds < 1 || f->api_connections < 1) {
-    std::cerr << "controller-manager: --workers, --resync and --api-connections must be positive\n";
+    std::cerr
+        << "controller-manager: --concurrent-rc-syncs, --resync and --api-connections must be positive\n";
     return false;
+  }
+  if (!f->master.empty()) f->apiserver = f->master;
+  if (f->resource_lock != "leases") {
+    std::cerr << "controller-manager: --leader-elect-resource-lock: only \"leases\" is supported\n";
+    return false;
+  }
+  const std::pair<const char*, std::string*> durations[] = {{"lease-duration", &f->lease_duration},
+                                                            {"renew-deadline", &f->renew_deadline},
+                                                            {"retry-period", &f->retry_period}};
+  Duration* outs[] = {&f->election.lease_duration, &f->election.renew_deadline, &f->election.retry_period};
+  for (int i = 0; i < 3; ++i) {
+    std::optional<Duration> d = ParseGoDuration(*durations[i].second);
+    if (!d) {
+      std::cerr << "controller-manager: --leader-elect-" << durations[i].first << ": not a duration: \""
+                << *durations[i].second << "\" (e.g. 15s, 500ms)\n";
+      return false;
+    }
+    *outs[i] = *d;
   }
   return true;
 }
@@ -88,15 +184,34 @@ Result<std::string> ReadToken(const std::string& path) {
   return token;
 }
 
-// Warnings and errors to stderr; called only from the executor thread.
+// Log lines to stderr: info and above, debug too at --v >= 4. Thread-safe.
 class StderrLogger final : public Logger {
  public:
+  explicit StderrLogger(int verbosity) : verbosity_(verbosity) {}
   void Log(LogLevel level, std::string_view message) override {
-    if (level < LogLevel::kWarning) return;
-    std::cerr << "controller-manager: " << (level == LogLevel::kError ? "error: " : "warning: ") << message
-              << "\n";
+    if (level == LogLevel::kDebug && verbosity_ < 4) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    std::cerr << "controller-manager: "
+              << (level == LogLevel::kError     ? "error: "
+                  : level == LogLevel::kWarning ? "warning: "
+                                                : "")
+              << message << std::endl;
   }
+
+ private:
+  const int verbosity_;
+  std::mutex mu_;
 };
+
+// hostname_<random hex>, as kube-controller-manager's identity (hostname plus a uuid).
+std::string Identity() {
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "unknown");
+  std::random_device rd;
+  char suffix[24];
+  std::snprintf(suffix, sizeof suffix, "%08x%08x", rd(), rd());
+  return std::string(host) + "_" + suffix;
+}
 
 // Runs fn on the executor and waits for it.
 void RunOn(Executor& executor, std::function<void()> fn) {
@@ -139,12 +254,8 @@ int Main(int argc, char** argv) {
   etcd_options.endpoints = SplitEtcdEndpoints(flags.etcd_servers);
   const bool etcd_mode = !flags.etcd_servers.empty();
   // Watch outages and recoveries, from the watch threads.
-  std::mutex log_mu;
-  etcd_options.log = [&log_mu](LogLevel level, const std::string& message) {
-    std::lock_guard<std::mutex> lock(log_mu);
-    std::cerr << "controller-manager: " << (level >= LogLevel::kWarning ? "warning: " : "") << message
-              << "\n";
-  };
+  StderrLogger logger(flags.verbosity);
+  etcd_options.log = [&logger](LogLevel level, const std::string& message) { logger.Log(level, message); };
   std::unique_ptr<EtcdStore> store;
   if (etcd_mode) {
     Result<std::unique_ptr<EtcdStore>> created = EtcdStore::Create(etcd_options);
@@ -164,30 +275,62 @@ int Main(int argc, char** argv) {
   // Not the simulation: randomness only spreads retries and need not repeat between runs.
   Mt19937Rng rng(std::random_device{}());
   NullTraceSink trace;
-  StderrLogger logger;
   ManagerOptions options;
   options.workers = flags.workers;
   options.resync_period = std::chrono::seconds(flags.resync_seconds);
 
+  HttpLeaseLock lease_lock(api->get(), flags.lease_namespace, flags.lease_name);
+  flags.election.identity = Identity();
+  if (flags.leader_elect) {
+    if (Status s = LeaderElector::Validate(flags.election); !s.ok()) {
+      std::cerr << "controller-manager: " << s.message() << "\n";
+      return 2;
+    }
+  }
   {
     // Declared after the store and the client, so it is gone before they are; created, started, stopped
     // and destroyed on the executor, as the engine's single-thread contract requires.
     ThreadExecutor executor;
     std::unique_ptr<ReplicationManager> manager;
-    RunOn(executor, [&] {
+    std::unique_ptr<LeaderElector> elector;
+    auto start_manager = [&] {
       manager = std::make_unique<ReplicationManager>(options, store.get(), api->get(), &clock, &executor,
                                                      &rng, &trace, &logger);
       manager->Start();
+      logger.Log(LogLevel::kInfo,
+                 "replication manager started (" + std::to_string(flags.workers) + " concurrent syncs)");
+    };
+    RunOn(executor, [&] {
+      if (!flags.leader_elect) {
+        start_manager();
+        return;
+      }
+      elector = std::make_unique<LeaderElector>(
+          flags.election, &lease_lock, &clock, &executor, &logger,
+          LeaderElector::Callbacks{start_manager,
+                                   [&] {
+                                     // Stop every write at once: nothing of this process may act once
+                                     // another manager could hold the lease (kube-controller-manager
+                                     // exits the same way).
+                                     logger.Log(LogLevel::kError, "leaderelection lost; exiting");
+                                     std::_Exit(1);
+                                   },
+                                   nullptr});
+      elector->Start();
     });
     std::cout << "controller-manager running" << std::endl;
     std::cerr << "controller-manager: replication controllers from "
               << (etcd_mode ? "etcd " + flags.etcd_servers : "the API server " + flags.apiserver)
-              << ", pods through the API server\n";
+              << ", pods through the API server; leader election "
+              << (flags.leader_elect ? "on as " + flags.election.identity : std::string("off")) << "\n";
 
     int sig = 0;
     sigwait(&stop_signals, &sig);
     std::cerr << "controller-manager: signal " << sig << ", stopping\n";
-    RunOn(executor, [&] { manager.reset(); });
+    RunOn(executor, [&] {
+      manager.reset();
+      elector.reset();
+    });
     // The client's pending callbacks (now no-ops) complete before the executor goes.
     api->reset();
   }
