@@ -97,6 +97,7 @@ RunResult RunScenario(const Scenario& s, uint64_t seed, const RunOptions& option
   const TimePoint hard_end = origin + s.duration;
   const TimePoint settle = origin + s.SettleTime();
   const Duration quiet = s.QuietPeriod();
+  uint64_t steps = 0;
   while (true) {
     // Every event due at the end instant runs before the run ends.
     TimePoint quiet_end = std::max(settle, origin + monitor.last_change() + quiet);
@@ -108,6 +109,14 @@ RunResult RunScenario(const Scenario& s, uint64_t seed, const RunOptions& option
       break;
     }
     loop.RunOne();
+    if (options.wall_timeout_seconds > 0 && (++steps & 0xfff) == 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count() >
+            options.wall_timeout_seconds) {
+      fail("wall-clock timeout: still running after " + std::to_string(options.wall_timeout_seconds) +
+           " s (--timeout), at virtual " + std::to_string(ToSeconds(loop.Now() - origin)) + " s");
+      r.end_reason = "timeout";
+      break;
+    }
   }
   r.virtual_time = loop.Now() - origin;
 

@@ -28,6 +28,8 @@ struct RunOptions {
   // Compare the monitor's incremental counts with the world's at the end; a mismatch fails the run
   // (a harness self-check, used by the tests).
   bool verify_counts = false;
+  // > 0: a run still going after this much wall time stops there and fails (end_reason "timeout").
+  double wall_timeout_seconds = 0;
 };
 
 RunResult RunScenario(const Scenario& scenario, uint64_t seed, const RunOptions& options = {});

@@ -83,12 +83,55 @@ Result<std::vector<PlannedRun>> PlanRuns(const std::vector<Scenario>& scenarios,
     if (filter && !std::regex_search(s.name, *filter)) continue;
     uint64_t base = options.seed.value_or(s.seed);
     if (options.seeds > 0) {
-      for (uint64_t seed : SwarmSeeds(base, options.seeds)) plan.push_back({&s, seed});
+      for (uint64_t seed : SwarmSeeds(base, options.seeds)) plan.push_back({&s, seed, plan.size()});
     } else {
-      plan.push_back({&s, base});
+      plan.push_back({&s, base, plan.size()});
     }
   }
   return plan;
+}
+
+std::vector<std::size_t> ShardIndices(const std::vector<PlannedRun>& plan, int k, int n,
+                                      const std::map<std::pair<std::string, uint64_t>, double>& costs) {
+  std::vector<std::size_t> mine;
+  if (costs.empty()) {
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      if (static_cast<int>(i % static_cast<std::size_t>(n)) == k - 1) mine.push_back(i);
+    }
+    return mine;
+  }
+  std::map<std::string, std::pair<double, int>> by_scenario;  // sum, count
+  std::vector<double> all;
+  for (const auto& [key, c] : costs) {
+    by_scenario[key.first].first += c;
+    by_scenario[key.first].second += 1;
+    all.push_back(c);
+  }
+  std::sort(all.begin(), all.end());
+  const double median = all[all.size() / 2];
+  std::vector<double> cost(plan.size());
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    auto it = costs.find({plan[i].scenario->name, plan[i].seed});
+    if (it != costs.end()) {
+      cost[i] = it->second;
+    } else if (auto s = by_scenario.find(plan[i].scenario->name); s != by_scenario.end()) {
+      cost[i] = s->second.first / s->second.second;
+    } else {
+      cost[i] = median;
+    }
+  }
+  std::vector<std::size_t> order(plan.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  std::vector<double> load(static_cast<std::size_t>(n), 0.0);
+  for (std::size_t i : order) {
+    std::size_t best = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[best] += cost[i];
+    if (static_cast<int>(best) == k - 1) mine.push_back(i);
+  }
+  std::sort(mine.begin(), mine.end());
+  return mine;
 }
 
 std::vector<RunResult> RunPlan(const std::vector<PlannedRun>& plan, int jobs, const RunOptions& run_options,

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,7 +40,15 @@ Result<std::vector<Scenario>> LoadScenarios(const std::vector<std::string>& file
 struct PlannedRun {
   const Scenario* scenario = nullptr;
   uint64_t seed = 0;
+  std::size_t index = 0;  // its place in the whole (unsharded) plan
 };
+
+// The plan indices shard `k` (1-based) of `n` runs: every run lands in exactly one shard, and every
+// shard computes the same split. With `costs` (wall seconds by (scenario, seed), e.g. from an earlier
+// report) the split balances cost (longest first onto the least loaded shard; an unknown run costs its
+// scenario's mean, else the median); without, it balances the count (index mod n).
+std::vector<std::size_t> ShardIndices(const std::vector<PlannedRun>& plan, int k, int n,
+                                      const std::map<std::pair<std::string, uint64_t>, double>& costs);
 
 // The seeds of swarm mode: `n` seeds derived from `base` (DeriveSeed(base, 1..n)).
 std::vector<uint64_t> SwarmSeeds(uint64_t base, int n);

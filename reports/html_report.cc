@@ -8,6 +8,9 @@
 #include "harness/runner.h"
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
+#include "reports/suite_stats.h"
+
+#include <optional>
 
 namespace rcsim {
 namespace {
@@ -46,9 +49,11 @@ double NiceStep(double span, int ticks) {
 
 }  // namespace
 
-std::string SvgPlot(const RunResult& r) {
-  std::vector<SeriesPoint> pts = DownsampleSeries(r.totals, kMaxPlotPoints);
-  double t_end = std::max(ToSeconds(r.virtual_time), pts.empty() ? 0.0 : ToSeconds(pts.back().t));
+std::string SeriesSvg(const std::vector<SeriesPoint>& series, Duration virtual_time,
+                      const std::vector<EventMark>& events, const std::string& attrs,
+                      const std::string& title) {
+  std::vector<SeriesPoint> pts = DownsampleSeries(series, kMaxPlotPoints);
+  double t_end = std::max(ToSeconds(virtual_time), pts.empty() ? 0.0 : ToSeconds(pts.back().t));
   if (t_end <= 0) t_end = 1;
   int32_t y_max = 1;
   for (const SeriesPoint& p : pts) y_max = std::max({y_max, p.desired, p.active, p.running});
@@ -58,11 +63,10 @@ std::string SvgPlot(const RunResult& r) {
   auto X = [&](double t) { return kLeft + pw * t / t_end; };
   auto Y = [&](double v) { return kTop + ph * (1 - v / y_top); };
 
-  std::string svg = "<svg class=\"plot\" data-scenario=\"" + XmlEscape(r.scenario) + "\" data-seed=\"" +
-                    std::to_string(r.seed) + "\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " +
-                    Num(kWidth) + " " + Num(kHeight) + "\" width=\"" + Num(kWidth) + "\" height=\"" +
-                    Num(kHeight) + "\" role=\"img\">\n";
-  svg += "<title>" + XmlEscape(r.scenario) + ": desired, active and running pods over virtual time</title>\n";
+  std::string svg = "<svg " + attrs + " xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + Num(kWidth) +
+                    " " + Num(kHeight) + "\" width=\"" + Num(kWidth) + "\" height=\"" + Num(kHeight) +
+                    "\" role=\"img\">\n";
+  svg += "<title>" + XmlEscape(title) + "</title>\n";
   // Axes and grid.
   svg += "<g class=\"axes\">";
   for (double v = 0; v <= y_top + 1e-9; v += y_step) {
@@ -82,7 +86,7 @@ std::string SvgPlot(const RunResult& r) {
   svg += "<text class=\"label\" x=\"" + Num(kLeft + pw / 2) + "\" y=\"" + Num(kHeight - 4) +
          "\" text-anchor=\"middle\">virtual time</text></g>\n";
   // Event marks under the series.
-  for (const EventMark& e : r.events) {
+  for (const EventMark& e : events) {
     double x = X(ToSeconds(e.at));
     svg += "<g class=\"event-mark\" data-kind=\"" + XmlEscape(e.kind) + "\"><title>" + XmlEscape(Secs(ToSeconds(e.at))) +
            " " + XmlEscape(e.text) + "</title><line x1=\"" + Num(x) + "\" x2=\"" + Num(x) + "\" y1=\"" + Num(kTop) +
@@ -120,48 +124,255 @@ std::string SvgPlot(const RunResult& r) {
   return svg;
 }
 
-std::string HtmlReport(const std::vector<RunResult>& results) {
+std::string SvgPlot(const RunResult& r) {
+  return SeriesSvg(r.totals, r.virtual_time, r.events,
+                   "class=\"plot\" data-scenario=\"" + XmlEscape(r.scenario) + "\" data-seed=\"" +
+                       std::to_string(r.seed) + "\"",
+                   r.scenario + ": desired, active and running pods over virtual time");
+}
+
+namespace {
+
+using nlohmann::json;
+
+std::string Pct(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", 100 * v);
+  return buf;
+}
+
+std::string Ratio(double virtual_s, double wall_s) {
+  if (wall_s <= 0) return "-";
+  char buf[32];
+  double x = virtual_s / wall_s;
+  std::snprintf(buf, sizeof(buf), x >= 100 ? "%.0fx" : "%.1fx", x);
+  return buf;
+}
+
+std::string MaybeSecs(const std::optional<double>& v) { return v ? Secs(*v) : "-"; }
+
+// An expectation as a sentence: "web converged 1.97s after 30s (limit 5s)".
+std::string Sentence(const ExpectationOutcome& o) {
+  json written = json::parse(o.text, nullptr, /*allow_exceptions=*/false);
+  if (!written.is_object() || !written.contains(o.kind) || !written[o.kind].is_object()) return o.detail;
+  const json& b = written[o.kind];
+  std::string c = b.value("controller", "");
+  const json& m = o.measured;
+  if (o.kind == "converged") {
+    std::string after = b.value("after", "0s"), within = b.value("within", "1m");
+    if (!m.is_number()) return c + " never converged within " + within + " after " + after;
+    std::string took = Secs(m.get<double>());
+    return c + " converged " + took + " after " + after + (o.passed ? " (limit " : ", over the limit of ") +
+           within + (o.passed ? ")" : "");
+  }
+  if (o.kind == "never_above") {
+    std::string bound = b.contains("active") ? b["active"].dump() : "its highest replicas";
+    std::string peak = m.is_number() ? m.dump() : "?";
+    return o.passed ? c + " never had more than " + bound + " active pods (peak " + peak + ")"
+                    : c + " had " + peak + " active pods, above " + bound;
+  }
+  if (o.kind == "final") return c + " at the end: " + o.detail;
+  if (o.kind == "api_calls") {
+    std::string verb = b.contains("verb") ? b["verb"].get<std::string>() + " " : "";
+    std::string n = m.is_number() ? m.dump() : "?";
+    return "the manager made " + n + " " + verb + "API calls (at most " + b.value("at_most", json(0)).dump() +
+           ")";
+  }
+  if (o.kind == "status_matches") {
+    return o.passed ? c + "'s status matched what is observable" : c + "'s status did not match: " + o.detail;
+  }
+  return o.detail;
+}
+
+// Empirical CDF of convergence times over a swarm: a step line from 0 to 1.
+std::string CdfSvg(const SwarmStats& s) {
+  const double w = 420, h = 180, l = 44, r = 12, t = 12, b = 30;
+  const double pw = w - l - r, ph = h - t - b;
+  double x_max = s.convergence.empty() ? 1 : std::max(s.convergence.back(), 1e-3) * 1.05;
+  auto X = [&](double v) { return l + pw * v / x_max; };
+  auto Y = [&](double p) { return t + ph * (1 - p); };
+  std::string svg = "<svg class=\"cdf\" data-scenario=\"" + XmlEscape(s.scenario) +
+                    "\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + Num(w) + " " + Num(h) +
+                    "\" width=\"" + Num(w) + "\" height=\"" + Num(h) + "\" role=\"img\"><title>" +
+                    XmlEscape(s.scenario) + ": CDF of convergence time over " + std::to_string(s.runs) +
+                    " seeds</title>\n";
+  for (double p : {0.0, 0.5, 0.9, 1.0}) {
+    svg += "<line class=\"grid\" x1=\"" + Num(l) + "\" x2=\"" + Num(l + pw) + "\" y1=\"" + Num(Y(p)) +
+           "\" y2=\"" + Num(Y(p)) + "\"/><text x=\"" + Num(l - 4) + "\" y=\"" + Num(Y(p) + 4) +
+           "\" text-anchor=\"end\">" +
+           (p == 0.5   ? "p50"
+            : p == 0.9 ? "p90"
+            : p == 0   ? "0"
+                       : "1") +
+           "</text>";
+  }
+  double step = NiceStep(x_max, 4);
+  for (double v = 0; v <= x_max + 1e-12; v += step) {
+    svg += "<text x=\"" + Num(X(v)) + "\" y=\"" + Num(h - 14) + "\" text-anchor=\"middle\">" + Secs(v) +
+           "</text>";
+  }
+  svg += "<line class=\"axis\" x1=\"" + Num(l) + "\" x2=\"" + Num(l + pw) + "\" y1=\"" + Num(Y(0)) +
+         "\" y2=\"" + Num(Y(0)) + "\"/><text x=\"" + Num(l + pw / 2) + "\" y=\"" + Num(h - 2) +
+         "\" text-anchor=\"middle\">convergence time (fraction of seeds at or below)</text>\n";
+  std::string pts = Num(X(0)) + "," + Num(Y(0));
+  const double n = static_cast<double>(s.runs);
+  for (std::size_t i = 0; i < s.convergence.size(); ++i) {
+    double x = X(s.convergence[i]);
+    pts += " " + Num(x) + "," + Num(Y(static_cast<double>(i) / n)) + " " + Num(x) + "," + Num(Y((i + 1) / n));
+  }
+  pts += " " + Num(X(x_max)) + "," + Num(Y(static_cast<double>(s.convergence.size()) / n));
+  svg += "<polyline class=\"series cdf-line\" points=\"" + pts + "\"/>\n</svg>";
+  return svg;
+}
+
+// Baseline vs now, one pair of bars per scenario run (convergence seconds).
+std::string PairedSvg(const std::vector<RunComparison>& cs) {
+  std::vector<const RunComparison*> rows;
+  double v_max = 1e-3;
+  for (const RunComparison& c : cs) {
+    if (!c.in_baseline || (!c.base_convergence && !c.now_convergence)) continue;
+    rows.push_back(&c);
+    v_max = std::max({v_max, c.base_convergence.value_or(0), c.now_convergence.value_or(0)});
+  }
+  const double row_h = 22, l = 220, w = 760, r = 70;
+  const double h = 30 + row_h * static_cast<double>(rows.size());
+  std::string svg = "<svg class=\"paired\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + Num(w) +
+                    " " + Num(h) + "\" width=\"" + Num(w) + "\" height=\"" + Num(h) +
+                    "\" role=\"img\"><title>convergence: baseline (grey) and this run (blue)</title>\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const RunComparison& c = *rows[i];
+    double y = 20 + row_h * static_cast<double>(i);
+    auto bar = [&](double v, double dy, const char* cls) {
+      return "<rect class=\"" + std::string(cls) + "\" x=\"" + Num(l) + "\" y=\"" + Num(y + dy) +
+             "\" width=\"" + Num((w - l - r) * v / v_max) + "\" height=\"8\"/>";
+    };
+    svg += "<g class=\"pair" + std::string(c.regressed() ? " regressed" : "") + "\" data-scenario=\"" +
+           XmlEscape(c.scenario) + "\"><text x=\"" + Num(l - 6) + "\" y=\"" + Num(y + 12) +
+           "\" text-anchor=\"end\">" + XmlEscape(c.scenario) + " #" + std::to_string(c.seed) + "</text>" +
+           bar(c.base_convergence.value_or(0), 0, "base") + bar(c.now_convergence.value_or(0), 9, "now") +
+           "<text x=\"" + Num(w - r + 4) + "\" y=\"" + Num(y + 12) + "\">" + MaybeSecs(c.now_convergence) +
+           "</text></g>\n";
+  }
+  svg += "</svg>";
+  return svg;
+}
+
+}  // namespace
+
+std::string HtmlReport(const std::vector<RunResult>& results, const HtmlOptions& options) {
   std::vector<const RunResult*> order;
   for (const RunResult& r : results) order.push_back(&r);
   std::stable_sort(order.begin(), order.end(),
                    [](const RunResult* a, const RunResult* b) { return !a->passed && b->passed; });
   int failed = 0;
-  for (const RunResult& r : results) failed += r.passed ? 0 : 1;
+  double virtual_total = 0, wall_sum = 0;
+  for (const RunResult& r : results) {
+    failed += r.passed ? 0 : 1;
+    virtual_total += ToSeconds(r.virtual_time);
+    wall_sum += r.wall_seconds;
+  }
   int passed = static_cast<int>(results.size()) - failed;
+  double wall = options.wall_seconds >= 0 ? options.wall_seconds : wall_sum;
+  int regressions = 0;
+  for (const RunComparison& c : options.comparisons) regressions += c.regressed() ? 1 : 0;
 
   std::string h = R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>rcsim report</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}
-h1{font-size:22px}h2{font-size:17px;margin:0 0 4px}
+h1{font-size:22px}h2{font-size:17px;margin:0 0 4px}h3{font-size:15px;margin:8px 0 2px}
 table{border-collapse:collapse}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:left}
-.PASS{color:#1e7e34;font-weight:600}.FAIL{color:#c0392b;font-weight:600}
+.PASS{color:#1e7e34;font-weight:600}.FAIL,.REGRESSED{color:#c0392b;font-weight:600}
 section{border:1px solid #ddd;border-radius:6px;padding:12px 16px;margin:16px 0}
 section.fail{border-color:#c0392b}
 code,pre{background:#f5f5f5;padding:1px 4px;border-radius:3px}
-ul.expect{list-style:none;padding-left:0}ul.expect li{margin:2px 0}
-svg.plot{background:#fff;max-width:100%;height:auto}
-.plot .grid{stroke:#eee}.plot .axis,.plot .tickmark{stroke:#888}
-.plot text{font-size:11px;fill:#555}
-.plot .series{fill:none;stroke-width:2}
+ul.expect{list-style:none;padding-left:0}ul.expect li{margin:2px 0}.detail{color:#777}
+svg.plot,svg.cdf,svg.paired{background:#fff;max-width:100%;height:auto}
+.plot .grid,.cdf .grid{stroke:#eee}.plot .axis,.plot .tickmark,.cdf .axis{stroke:#888}
+svg text{font-size:11px;fill:#555}
+.series{fill:none;stroke-width:2}
 .plot .desired{stroke:#555;stroke-dasharray:6 3}.plot .active{stroke:#e67e22}.plot .running{stroke:#2e86de}
+.cdf .cdf-line{stroke:#2e86de}.paired .base{fill:#aaa}.paired .now{fill:#2e86de}.paired .regressed text{fill:#c0392b}
 .plot .event-mark line{stroke:#8e44ad;stroke-dasharray:3 3}.plot .event-mark text{fill:#8e44ad}
 </style></head><body>
 )";
-  h += "<h1>rcsim report</h1>\n<p class=\"summary\"><span class=\"" + std::string(failed ? "FAIL" : "PASS") + "\">" +
-       std::to_string(passed) + " passed, " + std::to_string(failed) + " failed</span></p>\n";
+  h += "<h1>rcsim report</h1>\n<p class=\"summary\"><span class=\"" + std::string(failed ? "FAIL" : "PASS") +
+       "\">" + std::to_string(passed) + " passed, " + std::to_string(failed) + " failed</span>";
+  if (!options.comparisons.empty()) {
+    h += ", <span class=\"" + std::string(regressions ? "REGRESSED" : "PASS") + "\">" +
+         std::to_string(regressions) + " regressed</span> against the baseline";
+  }
+  h += " &middot; virtual " + Secs(virtual_total) + " in <span class=\"wall\">" + Secs(wall) + " wall (" +
+       Ratio(virtual_total, wall) + " faster than real time)</span></p>\n";
   h += "<table class=\"runs\"><tr><th>verdict</th><th>scenario</th><th>seed</th><th>convergence</th>"
-       "<th>virtual time</th><th>peak active</th><th>API calls</th></tr>\n";
+       "<th>virtual time</th><th>wall time</th><th>virtual&divide;wall</th><th>peak active</th><th>API "
+       "calls</th></tr>\n";
   for (std::size_t i = 0; i < order.size(); ++i) {
     const RunResult& r = *order[i];
     std::string conv = r.any_not_converged ? "never" : r.convergence ? Secs(ToSeconds(*r.convergence)) : "-";
     const char* verdict = r.passed ? "PASS" : "FAIL";
-    h += "<tr><td class=\"" + std::string(verdict) + "\">" + verdict + "</td><td><a href=\"#run-" + std::to_string(i) +
-         "\">" + XmlEscape(r.scenario) + "</a></td><td>" + std::to_string(r.seed) + "</td><td>" + conv +
-         "</td><td>" + Secs(ToSeconds(r.virtual_time)) + "</td><td>" + std::to_string(r.peak_active) + "</td><td>" +
-         std::to_string(r.api_calls_total) + "</td></tr>\n";
+    h += "<tr><td class=\"" + std::string(verdict) + "\">" + verdict + "</td><td><a href=\"#run-" +
+         std::to_string(i) + "\">" + XmlEscape(r.scenario) + "</a></td><td>" + std::to_string(r.seed) +
+         "</td><td>" + conv + "</td><td>" + Secs(ToSeconds(r.virtual_time)) + "</td><td class=\"wall\">" +
+         Secs(r.wall_seconds) + "</td><td class=\"wall\">" +
+         Ratio(ToSeconds(r.virtual_time), r.wall_seconds) + "</td><td>" + std::to_string(r.peak_active) +
+         "</td><td>" + std::to_string(r.api_calls_total) + "</td></tr>\n";
   }
   h += "</table>\n";
+
+  if (!options.comparisons.empty()) {
+    h += "<section class=\"baseline\"><h2>Against the baseline</h2>\n<p>regression: a change beyond " +
+         Num(options.regression_factor) + "x in convergence or API calls, or a verdict turning FAIL</p>\n";
+    h += "<table class=\"comparison\"><tr><th>scenario</th><th>seed</th><th>verdict</th><th>convergence</th>"
+         "<th>API calls</th><th>change</th></tr>\n";
+    for (const RunComparison& c : options.comparisons) {
+      std::string change;
+      for (const std::string& x : c.regressions) change += (change.empty() ? "" : "; ") + x;
+      for (const std::string& x : c.improvements) change += (change.empty() ? "" : "; ") + x;
+      if (!c.in_baseline) change = "not in the baseline";
+      auto verdict = [](bool p) { return std::string(p ? "PASS" : "FAIL"); };
+      h += "<tr class=\"" + std::string(c.regressed() ? "regressed" : "same") + "\"><td>" +
+           XmlEscape(c.scenario) + "</td><td>" + std::to_string(c.seed) + "</td><td>" +
+           (c.in_baseline ? verdict(c.base_passed) + " &rarr; " : "") + verdict(c.now_passed) + "</td><td>" +
+           (c.in_baseline ? MaybeSecs(c.base_convergence) + " &rarr; " : "") + MaybeSecs(c.now_convergence) +
+           "</td><td>" + (c.in_baseline ? std::to_string(c.base_calls) + " &rarr; " : "") +
+           std::to_string(c.now_calls) + "</td><td class=\"" + std::string(c.regressed() ? "REGRESSED" : "") +
+           "\">" + XmlEscape(change) + "</td></tr>\n";
+    }
+    h += "</table>\n" + PairedSvg(options.comparisons) + "\n</section>\n";
+  }
+
+  std::vector<SwarmStats> swarm = ComputeSwarmStats(results);
+  bool is_swarm = false;
+  for (const SwarmStats& s : swarm) is_swarm = is_swarm || s.runs > 1;
+  if (is_swarm) {
+    h += "<section class=\"swarm\"><h2>Swarm</h2>\n<table "
+         "class=\"swarm-stats\"><tr><th>scenario</th><th>runs</th>"
+         "<th>pass rate</th><th>min</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>never "
+         "converged</th></tr>\n";
+    for (const SwarmStats& s : swarm) {
+      h += "<tr><td>" + XmlEscape(s.scenario) + "</td><td>" + std::to_string(s.runs) + "</td><td class=\"" +
+           (s.passed == s.runs ? "PASS" : "FAIL") + "\">" + Pct(s.PassRate()) + "</td><td>" +
+           MaybeSecs(s.Percentile(0)) + "</td><td>" + MaybeSecs(s.Percentile(0.5)) + "</td><td>" +
+           MaybeSecs(s.Percentile(0.9)) + "</td><td>" + MaybeSecs(s.Percentile(0.99)) + "</td><td>" +
+           MaybeSecs(s.Percentile(1)) + "</td><td>" + std::to_string(s.never_converged) + "</td></tr>\n";
+    }
+    h += "</table>\n";
+    for (const SwarmStats& s : swarm) {
+      if (s.runs < 2) continue;
+      h += "<h3>" + XmlEscape(s.scenario) + "</h3>\n" + CdfSvg(s) + "\n";
+      if (!s.failing_seeds.empty()) {
+        h += "<p>failing seeds:</p><ul class=\"failing-seeds\">\n";
+        for (std::size_t i = 0; i < s.failing_seeds.size(); ++i) {
+          h += "<li>" + std::to_string(s.failing_seeds[i]) + ": <code>" + XmlEscape(s.replay[i]) +
+               "</code></li>\n";
+        }
+        h += "</ul>\n";
+      }
+    }
+    h += "</section>\n";
+  }
+
   for (std::size_t i = 0; i < order.size(); ++i) {
     const RunResult& r = *order[i];
     const char* verdict = r.passed ? "PASS" : "FAIL";
@@ -173,21 +384,35 @@ svg.plot{background:#fff;max-width:100%;height:auto}
     if (!r.error.empty()) h += "<p class=\"FAIL\">error: " + XmlEscape(r.error) + "</p>\n";
     h += "<ul class=\"expect\">\n";
     for (const ExpectationOutcome& o : r.expectations) {
-      h += "<li><span class=\"" + std::string(o.passed ? "PASS" : "FAIL") + "\">" + (o.passed ? "&#10003;" : "&#10007;") +
-           "</span> <code>" + XmlEscape(o.text) + "</code> &mdash; " + XmlEscape(o.detail) + "</li>\n";
+      h += "<li><span class=\"" + std::string(o.passed ? "PASS" : "FAIL") + "\">" +
+           (o.passed ? "&#10003;" : "&#10007;") + "</span> " + XmlEscape(Sentence(o)) +
+           " <span class=\"detail\">(<code>" + XmlEscape(o.text) + "</code>: " + XmlEscape(o.detail) +
+           ")</span></li>\n";
     }
     h += "</ul>\n";
     if (!r.passed) h += "<p>reproduce: <code>" + XmlEscape(ReplayCommand(r.file, r.seed)) + "</code></p>\n";
-    h += SvgPlot(r) + "\n</section>\n";
+    h += SvgPlot(r) + "\n";
+    if (r.controllers.size() > 1) {
+      for (const ControllerOutcome& c : r.controllers) {
+        h += "<h3>" + XmlEscape(c.ns + "/" + c.name) + "</h3>\n" +
+             SeriesSvg(c.series, r.virtual_time, r.events,
+                       "class=\"plot controller\" data-scenario=\"" + XmlEscape(r.scenario) +
+                           "\" data-controller=\"" + XmlEscape(c.name) + "\"",
+                       c.ns + "/" + c.name + ": desired, active and running pods") +
+             "\n";
+      }
+    }
+    h += "</section>\n";
   }
   h += "</body></html>\n";
   return h;
 }
 
-Status WriteHtmlReport(const std::vector<RunResult>& results, const std::string& path) {
+Status WriteHtmlReport(const std::vector<RunResult>& results, const std::string& path,
+                       const HtmlOptions& options) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return Status(Code::kInternal, "cannot write " + path);
-  out << HtmlReport(results);
+  out << HtmlReport(results, options);
   out.close();
   if (!out) return Status(Code::kInternal, "cannot write " + path);
   return Status::Ok();

@@ -13,13 +13,31 @@
 
 #include "engine/status.h"
 #include "harness/run_result.h"
+#include "reports/suite_stats.h"
 
 namespace rcsim {
 
 // The SVG plot of one run.
 std::string SvgPlot(const RunResult& r);
-std::string HtmlReport(const std::vector<RunResult>& results);
-Status WriteHtmlReport(const std::vector<RunResult>& results, const std::string& path);
+struct HtmlOptions {
+  double wall_seconds = -1;                // the suite's wall time; < 0: the sum of the runs'
+  std::vector<RunComparison> comparisons;  // --baseline; empty: no comparison section
+  double regression_factor = 1.2;
+};
+
+// One series (a controller's, or the totals) as a plot; `attrs` are the <svg> element's attributes.
+std::string SeriesSvg(const std::vector<SeriesPoint>& series, Duration virtual_time,
+                      const std::vector<EventMark>& events, const std::string& attrs,
+                      const std::string& title);
+
+// The page: the summary (verdicts, wall time, virtual/wall), the runs table, the baseline comparison
+// (table and paired plot), swarm statistics (per scenario with several seeds: pass rate, convergence
+// percentiles, a CDF plot <svg class="cdf">, failing seeds with replay commands), then one section
+// per run with its expectations as sentences, its plot and, for several controllers, one
+// <svg class="plot controller"> each. Wall-clock values are inside elements of class "wall".
+std::string HtmlReport(const std::vector<RunResult>& results, const HtmlOptions& options = {});
+Status WriteHtmlReport(const std::vector<RunResult>& results, const std::string& path,
+                       const HtmlOptions& options = {});
 
 }  // namespace rcsim
 

@@ -1,7 +1,9 @@
 // rcsim: runs scenario files against the replication manager in the simulated world.
 //
 //   rcsim run PATH... [--seed N] [--seeds N] [--tier fast|slow|all] [--filter REGEX] [--jobs N]
-//                     [--report DIR] [--quiet]
+//                     [--report DIR] [--quiet] [--shard K/N [--timings DIR]] [--baseline DIR
+//                     [--regression 1.2x] [--fail-on-regression]] [--events FILE] [--timeout D]
+//   rcsim report merge DIR... --out DIR
 //   rcsim replay FILE [--seed N]
 //   rcsim validate PATH...
 //   rcsim schema
@@ -10,6 +12,8 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <chrono>
+#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -21,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "harness/duration.h"
@@ -32,6 +37,8 @@
 #include "reports/html_report.h"
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
+#include "reports/report_set.h"
+#include "reports/suite_stats.h"
 
 namespace rcsim {
 namespace {
@@ -56,8 +63,17 @@ run options:
   --tier T          fast, slow or all (default all)
   --filter REGEX    only scenarios whose name matches REGEX (ECMAScript, searched)
   --jobs N          run N scenarios at once (default: the number of CPUs)
-  --report DIR      write DIR/<scenario>.json, DIR/junit.xml and DIR/index.html
+  --report DIR      write DIR/<scenario>.json, DIR/runs.json, DIR/junit.xml and DIR/index.html
   --quiet           print only failures and the summary line
+  --shard K/N       run only shard K of N (1 <= K <= N) of the (scenario, seed) pairs
+  --timings DIR     balance the shards by the wall times of an earlier report (default: by count)
+  --baseline DIR    compare with an earlier report: verdicts, convergence, API calls
+  --regression Fx   a change beyond F times is a regression (default 1.2x)
+  --fail-on-regression  exit 1 when a run regressed against the baseline
+  --events FILE     write every run's world changes and manager actions as JSON Lines
+  --timeout D       stop and fail a run after D of wall time (e.g. 5m)
+
+  rcsim report merge DIR... --out DIR   join shard reports into one (JSON, JUnit, HTML)
 
 Exit status: 0 if every run passed, 1 if any failed, 2 on bad input or usage
 (validate: 0 if every file is valid, 2 otherwise).
@@ -96,6 +112,13 @@ struct Args {
   std::string report_dir;
   bool quiet = false;
   bool help = false;
+  int shard_k = 0, shard_n = 0;
+  std::string timings_dir;
+  std::string baseline_dir;
+  double regression = 1.2;
+  bool fail_on_regression = false;
+  std::string events_file;
+  double timeout_seconds = 0;
 };
 
 Args ParseArgs(const std::vector<std::string>& argv, bool replay) {
@@ -146,6 +169,37 @@ Args ParseArgs(const std::vector<std::string>& argv, bool replay) {
     } else if (flag == "--report" && !replay) {
       a.report_dir = take();
       if (a.report_dir.empty()) throw UsageError{"--report: empty directory"};
+    } else if (flag == "--shard" && !replay) {
+      std::string v = take();
+      std::size_t slash = v.find('/');
+      if (slash == std::string::npos) throw UsageError{"--shard: expected K/N, got \"" + v + "\""};
+      a.shard_n = static_cast<int>(ParseUint(flag, v.substr(slash + 1), 1, 100000));
+      a.shard_k = static_cast<int>(ParseUint(flag, v.substr(0, slash), 1, static_cast<uint64_t>(a.shard_n)));
+    } else if (flag == "--timings" && !replay) {
+      a.timings_dir = take();
+    } else if (flag == "--baseline" && !replay) {
+      a.baseline_dir = take();
+    } else if (flag == "--regression" && !replay) {
+      std::string v = take();
+      std::string num = !v.empty() && v.back() == 'x' ? v.substr(0, v.size() - 1) : v;
+      char* end = nullptr;
+      double f = std::strtod(num.c_str(), &end);
+      if (num.empty() || end != num.c_str() + num.size() || !(f >= 1.0 && f <= 1000.0)) {
+        throw UsageError{"--regression: expected a factor such as 1.2x (>= 1), got \"" + v + "\""};
+      }
+      a.regression = f;
+    } else if (flag == "--fail-on-regression" && !replay) {
+      if (has_value) throw UsageError{"--fail-on-regression takes no value"};
+      a.fail_on_regression = true;
+    } else if (flag == "--events" && !replay) {
+      a.events_file = take();
+      if (a.events_file.empty()) throw UsageError{"--events: empty file name"};
+    } else if (flag == "--timeout") {
+      std::string v = take();
+      Result<Duration> d = ParseDuration(v);
+      if (!d.ok() || *d <= Duration::zero())
+        throw UsageError{"--timeout: expected a duration such as 5m, got \"" + v + "\""};
+      a.timeout_seconds = ToSeconds(*d);
     } else {
       throw UsageError{"unknown option " + flag + (replay ? " for replay" : "")};
     }
@@ -204,37 +258,62 @@ class Progress {
   bool drawn_ = false;
 };
 
-int WriteReports(const std::string& dir, const std::vector<RunResult>& results, bool per_seed) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    std::cerr << "rcsim: --report: cannot create " << dir << ": " << ec.message() << "\n";
-    return kExitUsage;
+// An upper bound of the pods a scenario asks for at once: its controllers' replicas plus every
+// replicas an event sets.
+int64_t PodsAskedFor(const Scenario& s) {
+  int64_t n = 0;
+  for (const ControllerConfig& c : s.controllers) n += c.replicas;
+  for (const ScenarioEvent& e : s.events) {
+    if (const auto* a = std::get_if<ScaleAction>(&e.action)) n += a->replicas;
+    if (const auto* a = std::get_if<CreateControllerAction>(&e.action)) n += a->controller.replicas;
+    if (const auto* a = std::get_if<UpdateControllerAction>(&e.action)) n += a->replicas.value_or(0);
   }
-  for (const RunResult& r : results) {
-    Status st = WriteJsonReport(r, (std::filesystem::path(dir) / JsonReportFileName(r, per_seed)).string());
-    if (!st.ok()) {
-      std::cerr << "rcsim: " << st.message() << "\n";
-      return kExitUsage;
+  return n;
+}
+
+// Scenarios near the parser's maxima (10M replicas) run for many minutes: say so before running.
+constexpr int64_t kWarnPods = 1'000'000;
+void WarnIfHuge(const std::vector<Scenario>& scenarios, double timeout_seconds) {
+  for (const Scenario& s : scenarios) {
+    int64_t pods = PodsAskedFor(s);
+    if (pods > kWarnPods) {
+      std::cerr << "rcsim: warning: " << s.file << ": asks for up to " << pods
+                << " pods; the simulation needs roughly 100 s of wall time per million pods"
+                << (timeout_seconds > 0 ? "" : " (bound each run with --timeout)") << "\n";
     }
   }
-  for (Status st : {WriteJunitReport(results, per_seed, (std::filesystem::path(dir) / "junit.xml").string()),
-                    WriteHtmlReport(results, (std::filesystem::path(dir) / "index.html").string())}) {
-    if (!st.ok()) {
-      std::cerr << "rcsim: " << st.message() << "\n";
-      return kExitUsage;
+}
+
+// The trace of a run as JSON Lines: {"scenario", "seed", "t" (virtual seconds), "actor", "event"}.
+void AppendEvents(std::ostream& out, const RunResult& r) {
+  for (const std::string& line : r.trace) {
+    std::size_t a = line.find(' ');
+    std::size_t b = a == std::string::npos ? std::string::npos : line.find(' ', a + 1);
+    nlohmann::json j = {{"scenario", r.scenario}, {"seed", r.seed}};
+    if (b == std::string::npos) {
+      j["event"] = line;
+    } else {
+      j["t"] = std::strtod(line.substr(0, a).c_str(), nullptr);
+      j["actor"] = line.substr(a + 1, b - a - 1);
+      std::string ev = line.substr(b + 1);
+      nlohmann::json parsed = nlohmann::json::parse(ev, nullptr, /*allow_exceptions=*/false);
+      j["event"] = parsed.is_discarded() || !parsed.is_object() ? nlohmann::json(ev) : parsed;
     }
+    out << j.dump() << "\n";
   }
-  return kExitPass;
 }
 
 int Run(const std::vector<std::string>& argv) {
+  const auto wall_start = std::chrono::steady_clock::now();
   Args a = ParseArgs(argv, /*replay=*/false);
   if (a.help) {
     std::cout << kUsage;
     return kExitPass;
   }
   if (a.paths.empty()) return Usage("run: no scenario file or folder given");
+  if (!a.timings_dir.empty() && a.shard_n == 0) return Usage("--timings: only with --shard");
+  if (a.fail_on_regression && a.baseline_dir.empty())
+    return Usage("--fail-on-regression: only with --baseline");
   Result<std::vector<std::string>> files = FindScenarioFiles(a.paths);
   if (!files.ok()) {
     std::cerr << "rcsim: " << files.status().message() << "\n";
@@ -245,9 +324,34 @@ int Run(const std::vector<std::string>& argv) {
     std::cerr << scenarios.status().message() << "\n";
     return kExitUsage;
   }
-  Result<std::vector<PlannedRun>> plan = PlanRuns(*scenarios, a.suite);
-  if (!plan.ok()) return Usage(plan.status().message());
-  if (plan->empty()) std::cerr << "rcsim: no scenario matches the tier and filter\n";
+  Result<std::vector<PlannedRun>> full = PlanRuns(*scenarios, a.suite);
+  if (!full.ok()) return Usage(full.status().message());
+  std::optional<ReportSet> baseline;
+  if (!a.baseline_dir.empty()) {
+    Result<ReportSet> b = ReadReportSet(a.baseline_dir);
+    if (!b.ok()) {
+      std::cerr << "rcsim: --baseline: " << b.status().message() << "\n";
+      return kExitUsage;
+    }
+    baseline = std::move(b).value();
+  }
+  std::vector<PlannedRun> plan_runs = *full;
+  if (a.shard_n > 0) {
+    std::map<std::pair<std::string, uint64_t>, double> costs;
+    if (!a.timings_dir.empty()) {
+      Result<ReportSet> t = ReadReportSet(a.timings_dir);
+      if (!t.ok()) {
+        std::cerr << "rcsim: --timings: " << t.status().message() << "\n";
+        return kExitUsage;
+      }
+      for (const RunResult& r : t->results) costs[{r.scenario, r.seed}] = r.wall_seconds;
+    }
+    plan_runs.clear();
+    for (std::size_t i : ShardIndices(*full, a.shard_k, a.shard_n, costs)) plan_runs.push_back((*full)[i]);
+  }
+  const std::vector<PlannedRun>* plan = &plan_runs;
+  if (full->empty()) std::cerr << "rcsim: no scenario matches the tier and filter\n";
+  WarnIfHuge(*scenarios, a.timeout_seconds);
 
   int jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   Progress progress(plan->size(), isatty(STDOUT_FILENO) != 0);
@@ -255,8 +359,19 @@ int Run(const std::vector<std::string>& argv) {
   // run before it finished.
   std::vector<const RunResult*> finished(plan->size(), nullptr);
   std::size_t printed = 0, done = 0, failed = 0;
+  RunOptions run_options;
+  run_options.keep_trace = !a.events_file.empty();
+  run_options.wall_timeout_seconds = a.timeout_seconds;
+  std::ofstream events;
+  if (!a.events_file.empty()) {
+    events.open(a.events_file, std::ios::binary | std::ios::trunc);
+    if (!events) {
+      std::cerr << "rcsim: --events: cannot write " << a.events_file << "\n";
+      return kExitUsage;
+    }
+  }
   progress.Draw(0, 0);
-  std::vector<RunResult> results = RunPlan(*plan, jobs, RunOptions{}, [&](std::size_t i, const RunResult& r) {
+  std::vector<RunResult> results = RunPlan(*plan, jobs, run_options, [&](std::size_t i, const RunResult& r) {
     finished[i] = &r;
     ++done;
     failed += r.passed ? 0 : 1;
@@ -264,15 +379,119 @@ int Run(const std::vector<std::string>& argv) {
     for (; printed < finished.size() && finished[printed] != nullptr; ++printed) {
       const RunResult& p = *finished[printed];
       if (!a.quiet || !p.passed) std::cout << ResultLine(p) << "\n" << (p.passed ? "" : FailureDetails(p));
+      if (events.is_open()) AppendEvents(events, p);
     }
     std::cout << std::flush;
     progress.Draw(done, failed);
   });
   progress.Clear();
-  if (!a.report_dir.empty()) {
-    if (int rc = WriteReports(a.report_dir, results, a.suite.seeds > 0); rc != kExitPass) return rc;
+  if (events.is_open()) {
+    events.close();
+    if (!events) {
+      std::cerr << "rcsim: --events: cannot write " << a.events_file << "\n";
+      return kExitUsage;
+    }
+    for (RunResult& r : results) r.trace.clear();
   }
-  std::cout << (results.size() - failed) << " passed, " << failed << " failed" << std::endl;
+  const bool per_seed = a.suite.seeds > 0;
+  if (per_seed) {
+    for (const SwarmStats& s : ComputeSwarmStats(results)) {
+      std::cout << "swarm " << SwarmLine(s) << "\n";
+      for (std::size_t i = 0; i < s.failing_seeds.size(); ++i)
+        std::cout << "    replay: " << s.replay[i] << "\n";
+    }
+  }
+  HtmlOptions html;
+  int regressed = 0;
+  if (baseline) {
+    html.comparisons = CompareWithBaseline(results, baseline->results, a.regression);
+    html.regression_factor = a.regression;
+    for (const RunComparison& c : html.comparisons) {
+      if (!c.regressed()) continue;
+      ++regressed;
+      std::string why;
+      for (const std::string& x : c.regressions) why += (why.empty() ? "" : "; ") + x;
+      std::cout << "REGRESSED  " << c.scenario << "  seed=" << c.seed << "  " << why << "\n";
+    }
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (!a.report_dir.empty()) {
+    ReportSet set;
+    set.per_seed = per_seed;
+    set.shard = a.shard_n > 0 ? std::to_string(a.shard_k) + "/" + std::to_string(a.shard_n) : "";
+    set.plan_size = full->size();
+    set.wall_seconds = wall;
+    for (const PlannedRun& p : *plan) set.plan_index.push_back(p.index);
+    set.results = results;
+    std::vector<RunResult> comparable;
+    Status st = WriteReportSet(a.report_dir, set, html);
+    if (!st.ok()) {
+      std::cerr << "rcsim: --report: " << st.message() << "\n";
+      return kExitUsage;
+    }
+    if (per_seed) {
+      std::ofstream(std::filesystem::path(a.report_dir) / "swarm.json")
+          << SwarmStatsToJson(ComputeSwarmStats(results)).dump(2) << "\n";
+    }
+  }
+  std::string summary =
+      std::to_string(results.size() - failed) + " passed, " + std::to_string(failed) + " failed";
+  if (baseline) summary += ", " + std::to_string(regressed) + " regressed";
+  std::cout << summary << std::endl;
+  if (failed > 0) return kExitFail;
+  return regressed > 0 && a.fail_on_regression ? kExitFail : kExitPass;
+}
+
+// rcsim report merge DIR... --out DIR
+int Report(const std::vector<std::string>& argv) {
+  if (argv.empty() || argv[0] != "merge") return Usage("report: expected \"report merge DIR... --out DIR\"");
+  std::vector<std::string> dirs;
+  std::string out;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    if (arg == "--out") {
+      if (i + 1 >= argv.size()) throw UsageError{"--out: missing value"};
+      out = argv[++i];
+    } else if (arg.rfind("--out=", 0) == 0) {
+      out = arg.substr(6);
+    } else if (arg.rfind("--", 0) == 0) {
+      throw UsageError{"unknown option " + arg + " for report merge"};
+    } else {
+      dirs.push_back(arg);
+    }
+  }
+  if (dirs.empty()) return Usage("report merge: no report directory given");
+  if (out.empty()) return Usage("report merge: --out DIR is required");
+  std::vector<ReportSet> sets;
+  for (const std::string& d : dirs) {
+    Result<ReportSet> s = ReadReportSet(d);
+    if (!s.ok()) {
+      std::cerr << "rcsim: " << s.status().message() << "\n";
+      return kExitUsage;
+    }
+    sets.push_back(std::move(s).value());
+  }
+  Result<ReportSet> merged = MergeReportSets(sets);
+  if (!merged.ok()) {
+    std::cerr << "rcsim: report merge: " << merged.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (merged->results.size() != merged->plan_size) {
+    std::cerr << "rcsim: warning: merged " << merged->results.size() << " of the suite's "
+              << merged->plan_size << " runs (a shard is missing?)\n";
+  }
+  if (Status st = WriteReportSet(out, *merged); !st.ok()) {
+    std::cerr << "rcsim: report merge: " << st.message() << "\n";
+    return kExitUsage;
+  }
+  if (merged->per_seed) {
+    std::ofstream(std::filesystem::path(out) / "swarm.json")
+        << SwarmStatsToJson(ComputeSwarmStats(merged->results)).dump(2) << "\n";
+  }
+  std::size_t failed = 0;
+  for (const RunResult& r : merged->results) failed += r.passed ? 0 : 1;
+  std::cout << (merged->results.size() - failed) << " passed, " << failed << " failed (merged " << dirs.size()
+            << " reports)" << std::endl;
   return failed == 0 ? kExitPass : kExitFail;
 }
 
@@ -290,6 +509,7 @@ int Replay(const std::vector<std::string>& argv) {
   }
   RunOptions options;
   options.keep_trace = true;
+  options.wall_timeout_seconds = a.timeout_seconds;
   RunResult r = RunScenario(*s, a.suite.seed.value_or(s->seed), options);
   std::cout << "# " << s->name << " seed=" << r.seed << " (virtual time in seconds, actor, event)\n";
   for (const std::string& line : r.trace) std::cout << line << "\n";
@@ -389,6 +609,7 @@ int Main(int argc, char** argv) {
     if (command == "validate") return Validate(args);
     if (command == "schema") return Schema(args);
     if (command == "convert") return Convert(args);
+    if (command == "report") return Report(args);
     if (command == "--help" || command == "-h" || command == "help") {
       std::cout << kUsage;
       return kExitPass;

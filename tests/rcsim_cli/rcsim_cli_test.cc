@@ -7,7 +7,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <chrono>
+#include <functional>
 #include <map>
+#include <set>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -458,7 +461,8 @@ TEST_F(RcsimCliTest, MalformedInputsAreRefusedByParserAndSchema) {
 std::map<std::string, std::string> Digests(const fs::path& report) {
   std::map<std::string, std::string> d;
   for (const auto& e : fs::directory_iterator(report)) {
-    if (e.path().extension() != ".json") continue;
+    std::string name = e.path().filename().string();
+    if (e.path().extension() != ".json" || name == "runs.json" || name == "swarm.json") continue;
     json j = json::parse(Slurp(e.path()));
     d[j["scenario"].get<std::string>()] = j["trace"]["digest"].get<std::string>();
   }
@@ -491,6 +495,203 @@ TEST_F(RcsimCliTest, YamlTwinsOfBuiltInScenariosGiveTheSameDigests) {
   EXPECT_EQ(Rcsim("validate " + (dir_ / "yaml").string()).code, 0);
 }
 
+// Removes what legitimately differs between a merged and an unsharded report: wall-clock values.
+std::string StripWallText(const std::string& text) {
+  std::string t = std::regex_replace(text, std::regex(R"(time="[^"]*")"), "time=\"\"");
+  return std::regex_replace(t, std::regex(R"(class="wall">[^<]*<)"), "class=\"wall\"><");
+}
+
+std::set<std::pair<std::string, uint64_t>> RunsOf(const fs::path& report) {
+  std::set<std::pair<std::string, uint64_t>> runs;
+  json m = json::parse(Slurp(report / "runs.json"));
+  for (const json& r : m["runs"]) runs.insert({r["scenario"].get<std::string>(), r["seed"].get<uint64_t>()});
+  EXPECT_EQ(runs.size(), m["runs"].size());
+  return runs;
+}
+
+const char* kTwoControllers = R"({"name": "two-controllers", "seed": 9,
+  "controllers": [{"name": "web", "replicas": 3}, {"name": "api", "replicas": 2}],
+  "events": [{"at": "5s", "scale": {"controller": "api", "replicas": 4}}],
+  "expect": [{"converged": {"controller": "api", "after": "5s", "within": "10s"}},
+             {"api_calls": {"verb": "create", "at_most": 100}}]})";
+
+void WriteSuite(RcsimCliTest* t,
+                const std::function<std::string(const std::string&, const std::string&)>& write) {
+  (void)t;
+  write("suite/pass.json", kPassing);
+  write("suite/fail.json", kFailing);
+  write("suite/two.json", kTwoControllers);
+  write("suite/yaml.yaml", std::string(kPassingYaml).replace(6, 10, "small-yaml"));
+}
+
+// Every (scenario, seed) pair lands in exactly one shard, by count and by timings, and merging the
+// shards gives the unsharded report (apart from wall-clock values).
+TEST_F(RcsimCliTest, ShardsPartitionTheSuiteAndTheirMergeIsTheUnshardedReport) {
+  WriteSuite(this, [&](const std::string& n, const std::string& t) { return Write(n, t); });
+  std::string suite = (dir_ / "suite").string();
+  for (std::string mode : {"", " --seeds 3"}) {
+    SCOPED_TRACE(mode);
+    fs::remove_all(dir_ / "full");
+    ASSERT_EQ(Rcsim("run " + suite + mode + " --quiet --report " + (dir_ / "full").string()).code, 1);
+    std::set<std::pair<std::string, uint64_t>> whole = RunsOf(dir_ / "full");
+    ASSERT_EQ(whole.size(), mode.empty() ? 4u : 12u);
+    for (std::string timings : {std::string(), " --timings " + (dir_ / "full").string()}) {
+      SCOPED_TRACE(timings);
+      std::set<std::pair<std::string, uint64_t>> seen;
+      std::string shards;
+      std::size_t total = 0;
+      for (int k = 1; k <= 3; ++k) {
+        fs::path out = dir_ / ("shard" + std::to_string(k));
+        fs::remove_all(out);
+        Output o = Rcsim("run " + suite + mode + timings + " --quiet --shard " + std::to_string(k) +
+                         "/3 --report " + out.string());
+        ASSERT_NE(o.code, 2) << o.err;
+        std::set<std::pair<std::string, uint64_t>> mine = RunsOf(out);
+        if (timings.empty()) {
+          EXPECT_GE(mine.size(), whole.size() / 3);
+          EXPECT_LE(mine.size(), (whole.size() + 2) / 3);
+        }
+        for (const auto& run : mine) EXPECT_TRUE(seen.insert(run).second) << run.first << " in two shards";
+        total += mine.size();
+        shards += " " + out.string();
+      }
+      EXPECT_EQ(seen, whole);
+      EXPECT_EQ(total, whole.size());
+      fs::remove_all(dir_ / "merged");
+      Output m = Rcsim("report merge" + shards + " --out " + (dir_ / "merged").string());
+      EXPECT_EQ(m.code, 1) << m.out << m.err;  // the suite has a failing run
+      for (const auto& e : fs::directory_iterator(dir_ / "full")) {
+        std::string name = e.path().filename().string();
+        if (e.path().extension() == ".json" && name != "runs.json" && name != "swarm.json") {
+          json a = json::parse(Slurp(e.path())), b = json::parse(Slurp(dir_ / "merged" / name));
+          StripWall(a);
+          StripWall(b);
+          EXPECT_EQ(a, b) << name;
+        }
+      }
+      EXPECT_EQ(StripWallText(Slurp(dir_ / "full" / "junit.xml")),
+                StripWallText(Slurp(dir_ / "merged" / "junit.xml")));
+      EXPECT_EQ(StripWallText(Slurp(dir_ / "full" / "index.html")),
+                StripWallText(Slurp(dir_ / "merged" / "index.html")));
+    }
+  }
+  EXPECT_EQ(Rcsim("run " + suite + " --shard 4/3").code, 2);
+  EXPECT_EQ(Rcsim("run " + suite + " --shard 0/3").code, 2);
+  EXPECT_EQ(Rcsim("run " + suite + " --timings " + (dir_ / "full").string()).code, 2);  // needs --shard
+  EXPECT_EQ(Rcsim("report merge " + (dir_ / "shard1").string() + " " + (dir_ / "shard1").string() +
+                  " --out " + (dir_ / "m2").string())
+                .code,
+            2);  // the same runs twice
+}
+
+// A change that slows convergence is flagged against the baseline, and fails the run when asked.
+TEST_F(RcsimCliTest, BaselineFlagsASeededRegression) {
+  std::string f = Write("s/pass.json", kPassing);
+  ASSERT_EQ(Rcsim("run " + f + " --report " + (dir_ / "base").string()).code, 0);
+  Output same = Rcsim("run " + f + " --baseline " + (dir_ / "base").string() + " --fail-on-regression");
+  EXPECT_EQ(same.code, 0) << same.out << same.err;
+  EXPECT_EQ(LastLine(same.out), "1 passed, 0 failed, 0 regressed");
+  // The seeded regression: pods take 5x longer to start, so convergence takes longer.
+  std::string slow = kPassing;
+  slow.replace(slow.find("\"seed\": 3,"), 10,
+               R"("seed": 3, "cluster": {"pod_start_latency": {"min": "4s", "max": "9s"}},)");
+  Write("s/pass.json", slow);
+  Output o = Rcsim("run " + f + " --baseline " + (dir_ / "base").string() + " --regression 1.2x --report " +
+                   (dir_ / "now").string());
+  EXPECT_EQ(o.code, 0) << o.out << o.err;  // flagged, not failed, without --fail-on-regression
+  EXPECT_THAT(o.out, HasSubstr("REGRESSED  small-pass  seed=3  convergence "));
+  EXPECT_EQ(LastLine(o.out), "1 passed, 0 failed, 1 regressed");
+  std::string html = Slurp(dir_ / "now" / "index.html");
+  EXPECT_THAT(html, HasSubstr("<table class=\"comparison\">"));
+  EXPECT_THAT(html, HasSubstr("<svg class=\"paired\""));
+  EXPECT_THAT(html, HasSubstr("<g class=\"pair regressed\" data-scenario=\"small-pass\""));
+  EXPECT_EQ(Rcsim("run " + f + " --baseline " + (dir_ / "base").string() + " --fail-on-regression").code, 1);
+  EXPECT_EQ(Rcsim("run " + f + " --baseline " + (dir_ / "base").string() + " --regression 0.5x").code, 2);
+  EXPECT_EQ(Rcsim("run " + f + " --baseline " + (dir_ / "missing").string()).code, 2);
+}
+
+TEST_F(RcsimCliTest, SwarmReportShowsDistributionAndFailingSeeds) {
+  Write("s/pass.json", kPassing);
+  Write("s/fail.json", kFailing);
+  Output o = Rcsim("run " + (dir_ / "s").string() + " --seeds 4 --quiet --report " + (dir_ / "r").string());
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(o.out, HasSubstr("swarm small-pass: 4/4 passed (100.0%), convergence min "));
+  EXPECT_THAT(o.out, HasSubstr(" p50 "));
+  EXPECT_THAT(o.out, HasSubstr("swarm small-fail: 0/4 passed (0.0%)"));
+  EXPECT_EQ(Count(o.out, "    replay: rcsim replay "), 4);
+  json swarm = json::parse(Slurp(dir_ / "r" / "swarm.json"));
+  ASSERT_EQ(swarm.size(), 2u);
+  EXPECT_EQ(swarm[1]["scenario"], "small-pass");
+  EXPECT_EQ(swarm[1]["pass_rate"], 1.0);
+  EXPECT_TRUE(swarm[1]["convergence_seconds"]["p90"].is_number());
+  EXPECT_EQ(swarm[0]["failing"].size(), 4u);
+  std::string html = Slurp(dir_ / "r" / "index.html");
+  EXPECT_EQ(Count(html, "<svg class=\"cdf\""), 2);
+  EXPECT_THAT(html, HasSubstr("<table class=\"swarm-stats\">"));
+  EXPECT_EQ(Count(html, "<ul class=\"failing-seeds\">"), 1);
+}
+
+TEST_F(RcsimCliTest, HtmlSummaryHasWallTimeSentencesAndPerControllerPlots) {
+  Write("s/two.json", kTwoControllers);
+  Write("s/fail.json", kFailing);
+  ASSERT_EQ(Rcsim("run " + (dir_ / "s").string() + " --report " + (dir_ / "r").string()).code, 1);
+  std::string html = Slurp(dir_ / "r" / "index.html");
+  EXPECT_THAT(html, HasSubstr("<th>wall time</th><th>virtual&divide;wall</th>"));
+  EXPECT_THAT(html, HasSubstr("faster than real time"));
+  EXPECT_TRUE(std::regex_search(html, std::regex("api converged [0-9.]+(s|ms) after 5s \\(limit 10s\\)")))
+      << html;
+  EXPECT_THAT(html, HasSubstr("web had 4 active pods, above 2"));
+  EXPECT_THAT(html, HasSubstr("the manager made "));
+  EXPECT_EQ(Count(html, "<svg class=\"plot controller\""), 2);
+  EXPECT_THAT(html, HasSubstr("data-controller=\"api\""));
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // only the SVG namespace
+}
+
+TEST_F(RcsimCliTest, EventsStreamIsJsonLines) {
+  std::string f = Write("pass.json", kPassing);
+  std::string events = (dir_ / "events.jsonl").string();
+  ASSERT_EQ(Rcsim("run " + f + " --events " + events).code, 0);
+  std::istringstream in(Slurp(events));
+  std::string line;
+  int lines = 0, scenario_events = 0, kills = 0, manager = 0;
+  double last_t = -1;
+  while (std::getline(in, line)) {
+    json j = json::parse(line);
+    ++lines;
+    EXPECT_EQ(j["scenario"], "small-pass");
+    ASSERT_TRUE(j["t"].is_number()) << line;
+    EXPECT_GE(j["t"].get<double>(), last_t);
+    last_t = j["t"].get<double>();
+    if (j["actor"] == "scenario" && j["event"].get<std::string>().rfind("event {", 0) == 0) ++scenario_events;
+    if (j["actor"] == "scenario" && j["event"].get<std::string>().rfind("kill_pod ", 0) == 0) ++kills;
+    if (j["actor"] == "manager") ++manager;
+  }
+  EXPECT_GT(lines, 20);
+  EXPECT_EQ(scenario_events, 2);  // the scenario's two events
+  EXPECT_EQ(kills, 2);            // kill_pods count 2
+  EXPECT_GT(manager, 0);
+  json report;
+  ASSERT_EQ(Rcsim("run " + f + " --report " + (dir_ / "r").string()).code, 0);
+  report = json::parse(Slurp(dir_ / "r" / "small-pass.json"));
+  EXPECT_EQ(report["trace"]["lines"].get<int>(), lines);
+}
+
+// Issue 7, finding 8: a scenario at the parser's maxima (10M replicas) ran for minutes unannounced.
+TEST_F(RcsimCliTest, Regression_HugeScenarioIsWarnedAndTimeoutStopsIt) {
+  std::string f =
+      Write("huge.json", R"({"name": "huge", "controllers": [{"name": "web", "replicas": 10000000}],
+      "expect": [{"final": {"controller": "web"}}]})");
+  auto start = std::chrono::steady_clock::now();
+  Output o = Rcsim("run " + f + " --timeout 1s");
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(o.code, 1) << o.out << o.err;
+  EXPECT_THAT(o.err, HasSubstr("warning: " + f + ": asks for up to 10000000 pods"));
+  EXPECT_THAT(o.out, HasSubstr("error: wall-clock timeout: still running after 1"));
+  EXPECT_LT(took, 60);
+  EXPECT_EQ(Rcsim("run " + f + " --timeout soon").code, 2);
+}
+
 TEST_F(RcsimCliTest, SwarmModeRunsEachSeed) {
   std::string f = Write("pass.json", kPassing);
   Output o = Rcsim("run " + f + " --seeds 3 --jobs 2 --report " + (dir_ / "swarm").string());
@@ -499,9 +700,12 @@ TEST_F(RcsimCliTest, SwarmModeRunsEachSeed) {
   EXPECT_EQ(LastLine(o.out), "3 passed, 0 failed");
   int json_files = 0;
   for (const auto& e : fs::directory_iterator(dir_ / "swarm")) {
-    if (e.path().extension() == ".json") ++json_files;
+    std::string name = e.path().filename().string();
+    if (e.path().extension() == ".json" && name != "runs.json" && name != "swarm.json") ++json_files;
   }
   EXPECT_EQ(json_files, 3);
+  EXPECT_TRUE(fs::exists(dir_ / "swarm" / "runs.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "swarm" / "swarm.json"));
   EXPECT_EQ(Count(Slurp(dir_ / "swarm" / "junit.xml"), "<testcase "), 3);
 }
 
