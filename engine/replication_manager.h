@@ -77,6 +77,8 @@ class ReplicationManager {
   // Introspection for tests and the simulation's checkers.
   const Expectations& expectations() const { return expectations_; }
   int syncs_in_flight() const { return in_flight_; }
+  // Keys waiting in the work queue (ready ones; delayed retries not counted), as workqueue_depth.
+  std::size_t queue_depth() const { return queue_.Len(); }
   const ControllerInformer& controllers() const { return controllers_; }
   const PodInformer& pods() const { return pods_; }
 

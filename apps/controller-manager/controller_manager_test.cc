@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -50,6 +51,11 @@ class ManagerProcess {
                     .string();
     std::vector<std::string> args = {RCSIM_CONTROLLER_MANAGER_BINARY};
     args.insert(args.end(), flags.begin(), flags.end());
+    // Health and metrics on a free port unless the test picks one (several managers run at once).
+    if (std::none_of(flags.begin(), flags.end(),
+                     [](const std::string& f) { return f.starts_with("--port"); })) {
+      args.push_back("--port=0");
+    }
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -98,6 +104,15 @@ class ManagerProcess {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
     pid_ = -1;
+  }
+  // The base URL of /healthz, /readyz, /metrics once the manager printed it, or "".
+  std::string StatusUrl() const {
+    const std::string log = Log();
+    const std::string marker = "/metrics on ";
+    const size_t at = log.find(marker);
+    if (at == std::string::npos) return "";
+    const size_t end = log.find('\n', at);
+    return log.substr(at + marker.size(), end - at - marker.size());
   }
   // The leader-election identity the manager printed, or "".
   std::string Identity() const {
@@ -518,6 +533,76 @@ TEST(ControllerManagerTest, LeaderElectionThreeManagersLeaderKilledDuringScaleUp
       EXPECT_EQ(m->Terminate(), 0) << m->Log();
     }
   }
+}
+
+// /readyz is 503 until the informers have listed (here the API server is frozen with SIGSTOP while
+// the manager starts), then 200; /healthz answers all along; /metrics passes `promtool check metrics`
+// and counts the pods the manager created.
+TEST(ControllerManagerTest, ReadyzFalseUntilSyncedAndMetricsPassPromtool) {
+  auto etcd = EtcdProcess::Start();
+  ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
+  ApiServerProcessOptions api_options;
+  api_options.binary = RCSIM_APISERVER_BINARY;
+  api_options.etcd_servers = (*etcd)->endpoint();
+  auto apiserver = ApiServerProcess::Start(api_options);
+  ASSERT_TRUE(apiserver.ok()) << apiserver.status().ToString();
+  ASSERT_EQ(kill((*apiserver)->pid(), SIGSTOP), 0);
+  ManagerProcess manager({"--apiserver=" + (*apiserver)->url(), "--resync=1", "--leader-elect=false"});
+  std::string url;
+  ASSERT_TRUE(Eventually([&] { return !(url = manager.StatusUrl()).empty(); })) << manager.Log();
+  HttpApiClientOptions status_options;
+  status_options.base_url = url;
+  auto status = HttpApiClient::Create(status_options);
+  ASSERT_TRUE(status.ok()) << url;
+  auto get = [&](const std::string& path) {
+    return Call<Result<HttpReply>>([&](auto cb) { (*status)->Send("GET", path, "", cb); });
+  };
+  auto healthz = get("/healthz");
+  ASSERT_TRUE(healthz.ok());
+  EXPECT_EQ(healthz->status, 200);
+  auto readyz = get("/readyz");
+  ASSERT_TRUE(readyz.ok());
+  EXPECT_EQ(readyz->status, 503) << readyz->body;
+  ASSERT_EQ(kill((*apiserver)->pid(), SIGCONT), 0);
+  EXPECT_TRUE(Eventually([&] {
+    auto r = get("/readyz");
+    return r.ok() && r->status == 200;
+  })) << manager.Log();
+
+  HttpApiClientOptions client_options;
+  client_options.base_url = (*apiserver)->url();
+  auto client = HttpApiClient::Create(client_options);
+  ASSERT_TRUE(client.ok());
+  Cluster cluster(client->get(), "metrics");
+  ASSERT_TRUE(cluster.Create(2, "m").ok());
+  ASSERT_TRUE(Eventually([&] { return cluster.ActivePods("m") == 2; })) << manager.Log();
+  auto metrics = get("/metrics");
+  ASSERT_TRUE(metrics.ok());
+  ASSERT_EQ(metrics->status, 200);
+  const std::string& text = metrics->body;
+  EXPECT_NE(
+      text.find("replication_controller_pod_operations_total{operation=\"create\",result=\"success\"} 2"),
+      std::string::npos)
+      << text;
+  for (const char* name : {"workqueue_depth", "workqueue_retries_total", "rest_client_requests_total",
+                           "rest_client_request_duration_seconds_bucket", "informers_synced 1",
+                           "leader_election_master_status"}) {
+    EXPECT_NE(text.find(name), std::string::npos) << name;
+  }
+  const std::string path =
+      std::filesystem::temp_directory_path() / ("rcsim-metrics-" + std::to_string(getpid()));
+  {
+    std::ofstream out(path);
+    out << text;
+  }
+  const int rc = std::system(("promtool check metrics < " + path + " > " + path + ".out 2>&1").c_str());
+  std::ifstream lint(path + ".out");
+  std::stringstream lint_text;
+  lint_text << lint.rdbuf();
+  EXPECT_EQ(rc, 0) << lint_text.str();
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + ".out");
+  EXPECT_EQ(manager.Terminate(), 0) << manager.Log();
 }
 
 }  // namespace

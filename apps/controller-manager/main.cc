@@ -26,7 +26,9 @@
 #include <string>
 #include <string_view>
 
+#include "apps/controller-manager/manager_metrics.h"
 #include "backends/etcd/etcd_store.h"
+#include "backends/http/status_server.h"
 #include "backends/http/thread_executor.h"
 #include "backends/httpclient/http_api_client.h"
 #include "backends/httpclient/lease_lock.h"
@@ -57,6 +59,9 @@ struct Flags {
   std::string lease_name = "kube-controller-manager";
   std::string lease_namespace = "kube-system";
   std::string resource_lock = "leases";
+  std::string bind_address = "127.0.0.1";
+  int port = 10252;
+  int secure_port = 0;
   LeaderElectorOptions election;  // from the flags above
 };
 
@@ -131,7 +136,12 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
                            po::value(&f->lease_namespace)->default_value(f->lease_namespace),
                            "namespace of the Lease")(
       "leader-elect-resource-lock", po::value(&f->resource_lock)->default_value(f->resource_lock),
-      "lock type (only leases)");
+      "lock type (only leases)")("bind-address", po::value(&f->bind_address)->default_value(f->bind_address),
+                                 "address of /healthz, /livez, /readyz and /metrics")(
+      "port", po::value(&f->port)->default_value(f->port),
+      "plain-HTTP port of /healthz, /livez, /readyz and /metrics (0: any free port, -1: off)")(
+      "secure-port", po::value(&f->secure_port)->default_value(f->secure_port),
+      "HTTPS port for the same (not supported yet: must be 0)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -151,6 +161,14 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
     return false;
   }
   if (!f->master.empty()) f->apiserver = f->master;
+  if (f->secure_port != 0) {
+    std::cerr << "controller-manager: --secure-port: TLS serving is not supported yet; use --port\n";
+    return false;
+  }
+  if (f->port < -1 || f->port > 65535) {
+    std::cerr << "controller-manager: --port must be -1 (off), 0 (any) or a port number\n";
+    return false;
+  }
   if (f->resource_lock != "leases") {
     std::cerr << "controller-manager: --leader-elect-resource-lock: only \"leases\" is supported\n";
     return false;
@@ -279,6 +297,8 @@ int Main(int argc, char** argv) {
   options.workers = flags.workers;
   options.resync_period = std::chrono::seconds(flags.resync_seconds);
 
+  ManagerMetricsExporter exporter(flags.lease_name);
+  std::unique_ptr<ApiClient> instrumented = NewInstrumentedApiClient(api->get(), &exporter);
   HttpLeaseLock lease_lock(api->get(), flags.lease_namespace, flags.lease_name);
   flags.election.identity = Identity();
   if (flags.leader_elect) {
@@ -294,8 +314,8 @@ int Main(int argc, char** argv) {
     std::unique_ptr<ReplicationManager> manager;
     std::unique_ptr<LeaderElector> elector;
     auto start_manager = [&] {
-      manager = std::make_unique<ReplicationManager>(options, store.get(), api->get(), &clock, &executor,
-                                                     &rng, &trace, &logger);
+      manager = std::make_unique<ReplicationManager>(options, store.get(), instrumented.get(), &clock,
+                                                     &executor, &rng, &trace, &logger);
       manager->Start();
       logger.Log(LogLevel::kInfo,
                  "replication manager started (" + std::to_string(flags.workers) + " concurrent syncs)");
@@ -318,6 +338,58 @@ int Main(int argc, char** argv) {
                                    nullptr});
       elector->Start();
     });
+    // What /readyz and /metrics report, read on the executor (bounded wait: a scrape never hangs).
+    auto snapshot = [&]() -> std::optional<ManagerSnapshot> {
+      auto out = std::make_shared<std::promise<ManagerSnapshot>>();
+      std::future<ManagerSnapshot> got = out->get_future();
+      executor.Post([&, out] {
+        ManagerSnapshot s;
+        s.leader = !flags.leader_elect || (elector != nullptr && elector->IsLeader());
+        s.standby_healthy = !s.leader && elector != nullptr && !elector->observed_holder().empty();
+        if (manager != nullptr) {
+          s.counters = manager->metrics();
+          s.queue_depth = manager->queue_depth();
+          s.synced = manager->HasSynced();
+          for (const std::string& key : manager->controllers().Keys()) {
+            s.expectations_pending += manager->expectations().PendingAdds(key);
+            s.expectations_pending += static_cast<int64_t>(manager->expectations().PendingDeletes(key));
+          }
+        }
+        out->set_value(s);
+      });
+      if (got.wait_for(std::chrono::seconds(2)) != std::future_status::ready) return std::nullopt;
+      return got.get();
+    };
+    StatusServerOptions status_options;
+    status_options.address = flags.bind_address;
+    status_options.port = static_cast<uint16_t>(std::max(flags.port, 0));
+    status_options.ready = [&]() -> Status {
+      std::optional<ManagerSnapshot> s = snapshot();
+      if (!s) return Status(Code::kUnavailable, "the manager's event loop did not answer within 2 s");
+      if (s->leader) {
+        return s->synced ? Status::Ok() : Status(Code::kUnavailable, "informers have not synced yet");
+      }
+      return s->standby_healthy ? Status::Ok()
+                                : Status(Code::kUnavailable, "standby: the leader lease cannot be read yet");
+    };
+    status_options.metrics = [&]() -> std::string {
+      std::optional<ManagerSnapshot> s = snapshot();
+      return exporter.Scrape(s.value_or(ManagerSnapshot{}));
+    };
+    StatusServer status_server(std::move(status_options));
+    if (flags.port >= 0) {
+      if (Status s = status_server.Start(); !s.ok()) {
+        std::cerr << "controller-manager: " << s.ToString() << "\n";
+        RunOn(executor, [&] {
+          manager.reset();
+          elector.reset();
+        });
+        api->reset();
+        return 1;
+      }
+      std::cerr << "controller-manager: serving /healthz /livez /readyz /metrics on http://"
+                << flags.bind_address << ":" << status_server.port() << "\n";
+    }
     std::cout << "controller-manager running" << std::endl;
     std::cerr << "controller-manager: replication controllers from "
               << (etcd_mode ? "etcd " + flags.etcd_servers : "the API server " + flags.apiserver)
@@ -327,6 +399,7 @@ int Main(int argc, char** argv) {
     int sig = 0;
     sigwait(&stop_signals, &sig);
     std::cerr << "controller-manager: signal " << sig << ", stopping\n";
+    status_server.Stop();
     RunOn(executor, [&] {
       manager.reset();
       elector.reset();

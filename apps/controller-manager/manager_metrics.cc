@@ -1,0 +1,191 @@
+#include "apps/controller-manager/manager_metrics.h"
+
+#include <prometheus/text_serializer.h>
+
+#include <chrono>
+
+#include "engine/codec.h"
+
+namespace rcsim {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+
+prometheus::Counter& Counter(prometheus::Registry& r, const std::string& name, const std::string& help,
+                             const prometheus::Labels& labels = {}) {
+  return BuildCounter().Name(name).Help(help).Register(r).Add(labels);
+}
+
+prometheus::Gauge& Gauge(prometheus::Registry& r, const std::string& name, const std::string& help,
+                         const prometheus::Labels& labels = {}) {
+  return BuildGauge().Name(name).Help(help).Register(r).Add(labels);
+}
+
+void Advance(prometheus::Counter& c, uint64_t now, uint64_t before) {
+  if (now > before) c.Increment(static_cast<double>(now - before));
+}
+
+// The HTTP code of a call's outcome (client-go labels failed connections "<error>"; 0 here).
+int CodeOf(const Status& s) {
+  return s.ok()                                                           ? 200
+         : (s.code() == Code::kUnavailable || s.code() == Code::kTimeout) ? 0
+                                                                          : HttpCodeOf(s.code());
+}
+
+template <typename T>
+class InstrumentedResource final : public ResourceClient<T> {
+ public:
+  using Ptr = typename ResourceClient<T>::Ptr;
+  InstrumentedResource(ResourceClient<T>* inner, ManagerMetricsExporter* m, const char* resource)
+      : inner_(inner), m_(m), resource_(resource) {}
+
+  void Get(const std::string& ns, const std::string& name, Callback<Result<Ptr>> done) override {
+    inner_->Get(ns, name, Wrap<Result<Ptr>>("GET", std::move(done)));
+  }
+  void List(const std::string& ns, const ListOptions& opts, Callback<Result<ObjectList<T>>> done) override {
+    inner_->List(ns, opts, Wrap<Result<ObjectList<T>>>("LIST", std::move(done)));
+  }
+  void Create(const std::string& ns, T object, Callback<Result<Ptr>> done) override {
+    inner_->Create(ns, std::move(object), Wrap<Result<Ptr>>("POST", std::move(done)));
+  }
+  void Update(T object, Callback<Result<Ptr>> done) override {
+    inner_->Update(std::move(object), Wrap<Result<Ptr>>("PUT", std::move(done)));
+  }
+  void UpdateStatus(T object, Callback<Result<Ptr>> done) override {
+    inner_->UpdateStatus(std::move(object), Wrap<Result<Ptr>>("PUT", std::move(done)));
+  }
+  void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
+              Callback<Result<Ptr>> done) override {
+    inner_->Delete(ns, name, opts, Wrap<Result<Ptr>>("DELETE", std::move(done)));
+  }
+  std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
+                                  const std::string& resource_version,
+                                  std::function<void(const ApiWatchEvent<T>&)> on_event) override {
+    m_->ObserveRequest("WATCH", resource_, 200, Duration::zero());
+    return inner_->Watch(ns, opts, resource_version, std::move(on_event));
+  }
+
+ private:
+  template <typename R>
+  Callback<R> Wrap(const char* verb, Callback<R> done) {
+    const auto start = std::chrono::steady_clock::now();
+    return [this, verb, start, done = std::move(done)](R r) {
+      m_->ObserveRequest(verb, resource_, CodeOf(r.status()), std::chrono::steady_clock::now() - start);
+      done(std::move(r));
+    };
+  }
+  ResourceClient<T>* inner_;
+  ManagerMetricsExporter* m_;
+  const char* resource_;
+};
+
+class InstrumentedApiClient final : public ApiClient {
+ public:
+  InstrumentedApiClient(ApiClient* inner, ManagerMetricsExporter* m)
+      : pods_(&inner->pods(), m, "pods"), controllers_(&inner->controllers(), m, "replicationcontrollers") {}
+  ResourceClient<Pod>& pods() override { return pods_; }
+  ResourceClient<ReplicationController>& controllers() override { return controllers_; }
+
+ private:
+  InstrumentedResource<Pod> pods_;
+  InstrumentedResource<ReplicationController> controllers_;
+};
+
+}  // namespace
+
+ManagerMetricsExporter::ManagerMetricsExporter(std::string lease_name)
+    : registry_(std::make_shared<prometheus::Registry>()),
+      requests_(BuildCounter()
+                    .Name("rest_client_requests_total")
+                    .Help("Number of HTTP requests to the API server, by verb, resource and status code (0: "
+                          "no response)")
+                    .Register(*registry_)),
+      latency_(BuildHistogram()
+                   .Name("rest_client_request_duration_seconds")
+                   .Help("Request latency in seconds, by verb and resource")
+                   .Register(*registry_)),
+      depth_(Gauge(*registry_, "workqueue_depth", "Current depth of workqueue",
+                   {{"name", "replicationmanager"}})),
+      retries_(Counter(*registry_, "workqueue_retries_total", "Total number of retries handled by workqueue",
+                       {{"name", "replicationmanager"}})),
+      syncs_ok_(Counter(*registry_, "replication_controller_syncs_total", "Controller syncs by result",
+                        {{"result", "success"}})),
+      syncs_error_(BuildCounter()
+                       .Name("replication_controller_syncs_total")
+                       .Help("Controller syncs by result")
+                       .Register(*registry_)
+                       .Add({{"result", "error"}})),
+      creates_ok_(Counter(*registry_, "replication_controller_pod_operations_total",
+                          "Pod creates and deletes by result",
+                          {{"operation", "create"}, {"result", "success"}})),
+      creates_error_(BuildCounter()
+                         .Name("replication_controller_pod_operations_total")
+                         .Help("Pod creates and deletes by result")
+                         .Register(*registry_)
+                         .Add({{"operation", "create"}, {"result", "error"}})),
+      deletes_ok_(BuildCounter()
+                      .Name("replication_controller_pod_operations_total")
+                      .Help("Pod creates and deletes by result")
+                      .Register(*registry_)
+                      .Add({{"operation", "delete"}, {"result", "success"}})),
+      deletes_error_(BuildCounter()
+                         .Name("replication_controller_pod_operations_total")
+                         .Help("Pod creates and deletes by result")
+                         .Register(*registry_)
+                         .Add({{"operation", "delete"}, {"result", "error"}})),
+      adoptions_(Counter(*registry_, "replication_controller_adoptions_total", "Orphan pods adopted")),
+      releases_(Counter(*registry_, "replication_controller_releases_total", "Owned pods released")),
+      status_updates_(Counter(*registry_, "replication_controller_status_updates_total", "Status writes")),
+      relists_(Counter(*registry_, "informer_relists_total", "Informer lists after the first one")),
+      malformed_(Counter(*registry_, "informer_malformed_objects_total",
+                         "Objects skipped because they do not decode")),
+      expectations_(Gauge(*registry_, "replication_controller_expectations_pending",
+                          "Pod creations and deletions the manager still expects to observe")),
+      synced_(Gauge(*registry_, "informers_synced", "1 once the controller and pod informers have listed")),
+      leader_(Gauge(*registry_, "leader_election_master_status",
+                    "1 if this process holds the leader lease, 0 otherwise",
+                    {{"name", std::move(lease_name)}})) {}
+
+void ManagerMetricsExporter::ObserveRequest(const char* verb, const char* resource, int code,
+                                            Duration latency) {
+  requests_.Add({{"verb", verb}, {"resource", resource}, {"code", std::to_string(code)}}).Increment();
+  if (latency > Duration::zero()) {
+    static const prometheus::Histogram::BucketBoundaries kBuckets = {0.005, 0.025, 0.1, 0.25, 0.5, 1,
+                                                                     2,     4,     8,   15,   30,  60};
+    latency_.Add({{"verb", verb}, {"resource", resource}}, kBuckets).Observe(ToSeconds(latency));
+  }
+}
+
+std::string ManagerMetricsExporter::Scrape(const ManagerSnapshot& s) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const ManagerMetrics& c = s.counters;
+    Advance(retries_, c.requeues, last_.requeues);
+    Advance(syncs_ok_, c.syncs - c.sync_errors, last_.syncs - last_.sync_errors);
+    Advance(syncs_error_, c.sync_errors, last_.sync_errors);
+    Advance(creates_ok_, c.creates, last_.creates);
+    Advance(creates_error_, c.create_errors, last_.create_errors);
+    Advance(deletes_ok_, c.deletes, last_.deletes);
+    Advance(deletes_error_, c.delete_errors, last_.delete_errors);
+    Advance(adoptions_, c.adoptions, last_.adoptions);
+    Advance(releases_, c.releases, last_.releases);
+    Advance(status_updates_, c.status_updates, last_.status_updates);
+    Advance(relists_, c.relists, last_.relists);
+    Advance(malformed_, c.malformed_objects, last_.malformed_objects);
+    // A new manager (after a lost and regained lease) starts its counters again: keep them monotonic.
+    last_ = c;
+    depth_.Set(static_cast<double>(s.queue_depth));
+    expectations_.Set(static_cast<double>(s.expectations_pending));
+    synced_.Set(s.synced ? 1 : 0);
+    leader_.Set(s.leader ? 1 : 0);
+  }
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+std::unique_ptr<ApiClient> NewInstrumentedApiClient(ApiClient* inner, ManagerMetricsExporter* metrics) {
+  return std::make_unique<InstrumentedApiClient>(inner, metrics);
+}
+
+}  // namespace rcsim
