@@ -692,6 +692,52 @@ TEST_F(RcsimCliTest, Regression_HugeScenarioIsWarnedAndTimeoutStopsIt) {
   EXPECT_EQ(Rcsim("run " + f + " --timeout soon").code, 2);
 }
 
+// The HTML report in a real browser: headless Chromium (Debian's `chromium`, installed by
+// scripts/setup) loads the page from disk with the network off, and its DOM holds the tables and plots;
+// a screenshot is taken as well. Skipped when Chromium is absent.
+TEST_F(RcsimCliTest, HtmlReportRendersInHeadlessChromium) {
+  if (std::system("command -v chromium >/dev/null 2>&1") != 0) GTEST_SKIP() << "chromium is not installed";
+  Write("s/two.json", kTwoControllers);
+  Write("s/fail.json", kFailing);
+  ASSERT_EQ(
+      Rcsim("run " + (dir_ / "s").string() + " --seeds 3 --quiet --report " + (dir_ / "base").string()).code,
+      1);
+  ASSERT_EQ(Rcsim("run " + (dir_ / "s").string() + " --seeds 3 --quiet --baseline " +
+                  (dir_ / "base").string() + " --report " + (dir_ / "r").string())
+                .code,
+            1);
+  const std::string flags =
+      "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+      "--no-first-run "
+      "--user-data-dir=" +
+      (dir_ / "chrome").string() + " ";
+  const std::string url = "file://" + fs::absolute(dir_ / "r" / "index.html").string();
+  std::string dom_cmd = flags + "--dump-dom '" + url + "' > " + (dir_ / "dom.html").string() + " 2> " +
+                        (dir_ / "chrome.log").string();
+  ASSERT_EQ(std::system(dom_cmd.c_str()), 0) << Slurp(dir_ / "chrome.log");
+  std::string dom = Slurp(dir_ / "dom.html");
+  // The browser parsed the page into these elements (the DOM is re-serialized by Chromium, so this
+  // checks what it built, not the bytes we wrote).
+  EXPECT_THAT(dom, HasSubstr("<table class=\"runs\">"));
+  EXPECT_THAT(dom, HasSubstr("<table class=\"swarm-stats\">"));
+  EXPECT_THAT(dom, HasSubstr("<table class=\"comparison\">"));
+  EXPECT_EQ(Count(dom, "<svg class=\"plot\""), 6);             // one per run
+  EXPECT_EQ(Count(dom, "<svg class=\"plot controller\""), 6);  // two-controllers x 3 seeds x 2
+  EXPECT_EQ(Count(dom, "<svg class=\"cdf\""), 2);
+  EXPECT_EQ(Count(dom, "<svg class=\"paired\""), 1);
+  EXPECT_GE(Count(dom, "<polyline class=\"series running\""), 12);
+  EXPECT_THAT(dom, HasSubstr("faster than real time"));
+  EXPECT_THAT(dom, HasSubstr("3 passed, 3 failed"));
+
+  std::string shot = (dir_ / "shot.png").string();
+  std::string shot_cmd = flags + "--window-size=1200,2400 --screenshot=" + shot + " '" + url + "' 2>> " +
+                         (dir_ / "chrome.log").string();
+  ASSERT_EQ(std::system(shot_cmd.c_str()), 0) << Slurp(dir_ / "chrome.log");
+  std::string png = Slurp(shot);
+  ASSERT_GT(png.size(), 20000u);  // a blank page compresses to a few KB
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+}
+
 TEST_F(RcsimCliTest, SwarmModeRunsEachSeed) {
   std::string f = Write("pass.json", kPassing);
   Output o = Rcsim("run " + f + " --seeds 3 --jobs 2 --report " + (dir_ / "swarm").string());
