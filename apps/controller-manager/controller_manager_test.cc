@@ -86,6 +86,10 @@ class ManagerProcess {
   // SIGTERM and wait (bounded); the exit status, or -1 if it had to be killed.
   int Terminate() {
     kill(pid_, SIGTERM);
+    return WaitExit();
+  }
+  // Waits (bounded) for the process to exit on its own; its exit status, or -1.
+  int WaitExit() {
     const auto deadline = SteadyClock::now() + std::chrono::seconds(20);
     while (SteadyClock::now() < deadline) {
       int wstatus = 0;
@@ -603,6 +607,46 @@ TEST(ControllerManagerTest, ReadyzFalseUntilSyncedAndMetricsPassPromtool) {
   std::filesystem::remove(path);
   std::filesystem::remove(path + ".out");
   EXPECT_EQ(manager.Terminate(), 0) << manager.Log();
+}
+
+// The manager given only --kubeconfig (server and bearer token from the file, the API server
+// requiring the token): it converges a controller. (HTTPS is not supported yet; the kubeconfig names
+// an http:// server.) An https:// server is refused with a clear message, not silently downgraded.
+TEST(ControllerManagerTest, OnlyAKubeconfigWithATokenConverges) {
+  auto etcd = EtcdProcess::Start();
+  ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
+  ApiServerProcessOptions api_options;
+  api_options.binary = RCSIM_APISERVER_BINARY;
+  api_options.etcd_servers = (*etcd)->endpoint();
+  api_options.bearer_token = "s3cr3t-token";
+  auto apiserver = ApiServerProcess::Start(api_options);
+  ASSERT_TRUE(apiserver.ok()) << apiserver.status().ToString();
+  const std::string kubeconfig =
+      (std::filesystem::temp_directory_path() / ("rcsim-kubeconfig-" + std::to_string(getpid()))).string();
+  auto write_config = [&](const std::string& server) {
+    std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
+                              << "clusters:\n- name: c\n  cluster:\n    server: " << server << "\n"
+                              << "users:\n- name: u\n  user:\n    token: s3cr3t-token\n"
+                              << "contexts:\n- name: test\n  context: {cluster: c, user: u}\n";
+  };
+  write_config("https://127.0.0.1:1");
+  {
+    ManagerProcess refused(std::vector<std::string>{"--kubeconfig=" + kubeconfig});
+    EXPECT_EQ(refused.WaitExit(), 2);
+    EXPECT_NE(refused.Log().find("HTTPS API servers are not supported"), std::string::npos) << refused.Log();
+  }
+  write_config((*apiserver)->url());
+  ManagerProcess manager(std::vector<std::string>{"--kubeconfig=" + kubeconfig, "--resync=1"});
+  HttpApiClientOptions client_options;
+  client_options.base_url = (*apiserver)->url();
+  client_options.bearer_token = "s3cr3t-token";
+  auto client = HttpApiClient::Create(client_options);
+  ASSERT_TRUE(client.ok());
+  Cluster cluster(client->get(), "kubeconfig");
+  ASSERT_TRUE(cluster.Create(3, "kc").ok());
+  EXPECT_TRUE(Eventually([&] { return cluster.ActivePods("kc") == 3; })) << manager.Log();
+  EXPECT_EQ(manager.Terminate(), 0) << manager.Log();
+  std::filesystem::remove(kubeconfig);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include "backends/http/status_server.h"
 #include "backends/http/thread_executor.h"
 #include "backends/httpclient/http_api_client.h"
+#include "backends/httpclient/kubeconfig.h"
 #include "backends/httpclient/lease_lock.h"
 #include "engine/leader_elector.h"
 #include "engine/log.h"
@@ -48,6 +49,9 @@ struct Flags {
   std::string apiserver = "http://127.0.0.1:8080";
   std::string token_file;
   std::string master;  // overrides --apiserver (kube-controller-manager's name)
+  bool server_given = false;  // --apiserver or --master on the command line
+  std::string kubeconfig;
+  std::string context;
   int workers = 5;
   int resync_seconds = 30;
   int api_connections = 32;
@@ -114,7 +118,12 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
       "comma-separated etcd client URLs, e.g. http://127.0.0.1:2379: read replication controllers "
       "straight from etcd (the 2014 mode); without it they are listed and watched through the API")(
       "apiserver", po::value(&f->apiserver)->default_value(f->apiserver), "API server base URL")(
-      "master", po::value(&f->master), "the API server's address; overrides --apiserver")(
+      "master", po::value(&f->master),
+      "the API server's address; overrides --apiserver and the kubeconfig's")(
+      "kubeconfig", po::value(&f->kubeconfig),
+      "kubeconfig file with the API server's address and credentials (else in-cluster config when "
+      "KUBERNETES_SERVICE_HOST is set, else --apiserver)")(
+      "context", po::value(&f->context), "kubeconfig context to use instead of current-context")(
       "token-file,token_file", po::value(&f->token_file), "file holding the API server's bearer token")(
       "concurrent-rc-syncs,workers", po::value(&f->workers)->default_value(f->workers),
       "replication controllers synced at once (--workers is the old name)")(
@@ -160,6 +169,7 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
         << "controller-manager: --concurrent-rc-syncs, --resync and --api-connections must be positive\n";
     return false;
   }
+  f->server_given = !f->master.empty() || (vm.count("apiserver") && !vm["apiserver"].defaulted());
   if (!f->master.empty()) f->apiserver = f->master;
   if (f->secure_port != 0) {
     std::cerr << "controller-manager: --secure-port: TLS serving is not supported yet; use --port\n";
@@ -254,9 +264,39 @@ int Main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // Where the API server is, as kube-controller-manager decides: --kubeconfig (with --master
+  // overriding its server), else --master/--apiserver, else the in-cluster service account.
+  ClientConfig client_config;
+  client_config.server = flags.apiserver;
+  client_config.source = "--apiserver";
+  if (!flags.kubeconfig.empty()) {
+    Result<ClientConfig> loaded = LoadKubeconfig(flags.kubeconfig, flags.context);
+    if (!loaded.ok()) {
+      std::cerr << "controller-manager: " << loaded.status().message() << "\n";
+      return 2;
+    }
+    client_config = std::move(loaded).value();
+    if (!flags.master.empty()) client_config.server = flags.master;
+  } else if (!flags.server_given) {
+    if (Result<ClientConfig> in_cluster = InClusterConfig(); in_cluster.ok()) {
+      client_config = std::move(in_cluster).value();
+    } else if (in_cluster.status().code() != Code::kNotFound ||
+               std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) {
+      std::cerr << "controller-manager: in-cluster config: " << in_cluster.status().message() << "\n";
+      return 2;
+    }
+  }
+  if (client_config.server.rfind("https://", 0) == 0) {
+    std::cerr << "controller-manager: " << client_config.source << " gives " << client_config.server
+              << ": HTTPS API servers are not supported by this build yet (its HTTP client speaks plain "
+                 "HTTP only); use an http:// server\n";
+    return 2;
+  }
+  flags.apiserver = client_config.server;
   HttpApiClientOptions api_options;
-  api_options.base_url = flags.apiserver;
+  api_options.base_url = client_config.server;
   api_options.max_connections = flags.api_connections;
+  api_options.bearer_token = client_config.token;
   if (!flags.token_file.empty()) {
     Result<std::string> token = ReadToken(flags.token_file);
     if (!token.ok()) {
