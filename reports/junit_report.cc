@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 
 #include "harness/runner.h"
 
@@ -48,11 +49,21 @@ std::string XmlEscape(std::string_view text) {
   return out;
 }
 
-std::string JunitXml(const std::vector<RunResult>& results, bool per_seed) {
+std::string JunitXml(const std::vector<RunResult>& results, bool per_seed, const JunitOptions& options) {
+  std::map<std::pair<std::string, uint64_t>, std::string> regressed;  // (scenario, seed) -> what
+  for (const RunComparison& c : options.comparisons) {
+    std::string why;
+    for (const std::string& x : c.regressions) why += (why.empty() ? "" : "; ") + x;
+    if (!why.empty()) regressed[{c.scenario, c.seed}] = why;
+  }
+  auto regression_of = [&](const RunResult& r) -> const std::string* {
+    auto it = regressed.find({r.scenario, r.seed});
+    return it == regressed.end() ? nullptr : &it->second;
+  };
   int failures = 0;
   double total = 0;
   for (const RunResult& r : results) {
-    failures += r.passed ? 0 : 1;
+    failures += !r.passed || (options.regressions_fail && regression_of(r) != nullptr) ? 1 : 0;
     total += r.wall_seconds;
   }
   std::string tests = std::to_string(results.size());
@@ -81,9 +92,18 @@ std::string JunitXml(const std::vector<RunResult>& results, bool per_seed) {
       out += "      <failure message=\"" + XmlEscape(message) + "\" type=\"ExpectationFailed\">" +
              XmlEscape(body) + "</failure>\n";
     }
-    out += "      <system-out>" + XmlEscape("seed " + std::to_string(r.seed) + ", virtual " +
-                                            Seconds(static_cast<double>(r.virtual_time.count()) / 1e9) +
-                                            "s, replay: " + replay) +
+    const std::string* regression = regression_of(r);
+    if (regression != nullptr && r.passed && options.regressions_fail) {
+      out += "      <failure message=\"" + XmlEscape("regressed against the baseline: " + *regression) +
+             "\" type=\"Regression\">" +
+             XmlEscape("regressed against the baseline: " + *regression +
+                       "\nseed: " + std::to_string(r.seed) + "\nreplay: " + replay + "\n") +
+             "</failure>\n";
+    }
+    out += "      <system-out>" +
+           XmlEscape("seed " + std::to_string(r.seed) + ", virtual " +
+                     Seconds(static_cast<double>(r.virtual_time.count()) / 1e9) + "s, replay: " + replay +
+                     (regression != nullptr ? "\nregressed against the baseline: " + *regression : "")) +
            "</system-out>\n";
     out += "    </testcase>\n";
   }
@@ -91,10 +111,11 @@ std::string JunitXml(const std::vector<RunResult>& results, bool per_seed) {
   return out;
 }
 
-Status WriteJunitReport(const std::vector<RunResult>& results, bool per_seed, const std::string& path) {
+Status WriteJunitReport(const std::vector<RunResult>& results, bool per_seed, const std::string& path,
+                        const JunitOptions& options) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return Status(Code::kInternal, "cannot write " + path);
-  out << JunitXml(results, per_seed);
+  out << JunitXml(results, per_seed, options);
   out.close();
   if (!out) return Status(Code::kInternal, "cannot write " + path);
   return Status::Ok();

@@ -11,6 +11,7 @@
 
 #include "engine/status.h"
 #include "harness/run_result.h"
+#include "reports/suite_stats.h"
 
 namespace rcsim {
 
@@ -19,8 +20,16 @@ namespace rcsim {
 std::string XmlEscape(std::string_view text);
 
 // `per_seed`: name test cases "<scenario> seed=<N>" (swarm mode) instead of "<scenario>".
-std::string JunitXml(const std::vector<RunResult>& results, bool per_seed);
-Status WriteJunitReport(const std::vector<RunResult>& results, bool per_seed, const std::string& path);
+// --baseline: runs that regressed say so in their <system-out>, and with `regressions_fail`
+// (--fail-on-regression) a passing run that regressed is a <failure type="Regression">.
+struct JunitOptions {
+  std::vector<RunComparison> comparisons;
+  bool regressions_fail = false;
+};
+
+std::string JunitXml(const std::vector<RunResult>& results, bool per_seed, const JunitOptions& options = {});
+Status WriteJunitReport(const std::vector<RunResult>& results, bool per_seed, const std::string& path,
+                        const JunitOptions& options = {});
 
 }  // namespace rcsim
 

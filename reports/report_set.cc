@@ -132,7 +132,8 @@ Result<RunResult> RunResultFromJson(const json& j) {
   }
 }
 
-Status WriteReportSet(const std::string& dir, const ReportSet& set, const HtmlOptions& html) {
+Status WriteReportSet(const std::string& dir, const ReportSet& set, const HtmlOptions& html,
+                      const JunitOptions& junit) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Status(Code::kInvalid, "cannot create " + dir + ": " + ec.message());
@@ -156,7 +157,8 @@ Status WriteReportSet(const std::string& dir, const ReportSet& set, const HtmlOp
                    {"wall_seconds", set.wall_seconds},
                    {"runs", runs}};
   if (Status st = WriteText(fs::path(dir) / "runs.json", manifest.dump(2) + "\n"); !st.ok()) return st;
-  if (Status st = WriteJunitReport(rendered, set.per_seed, (fs::path(dir) / "junit.xml").string()); !st.ok())
+  if (Status st = WriteJunitReport(rendered, set.per_seed, (fs::path(dir) / "junit.xml").string(), junit);
+      !st.ok())
     return st;
   HtmlOptions options = html;
   if (options.wall_seconds < 0) options.wall_seconds = set.wall_seconds;

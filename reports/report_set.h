@@ -19,6 +19,7 @@
 #include "engine/status.h"
 #include "harness/run_result.h"
 #include "reports/html_report.h"
+#include "reports/junit_report.h"
 
 namespace rcsim {
 
@@ -38,7 +39,8 @@ struct ReportSet {
 Result<RunResult> RunResultFromJson(const nlohmann::json& j);
 
 // Writes every file of the set. `html` options: baseline comparison and the like.
-Status WriteReportSet(const std::string& dir, const ReportSet& set, const HtmlOptions& html = {});
+Status WriteReportSet(const std::string& dir, const ReportSet& set, const HtmlOptions& html = {},
+                      const JunitOptions& junit = {});
 
 // Reads DIR/runs.json and the run reports it lists.
 Result<ReportSet> ReadReportSet(const std::string& dir);

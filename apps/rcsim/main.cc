@@ -423,8 +423,10 @@ int Run(const std::vector<std::string>& argv) {
     set.wall_seconds = wall;
     for (const PlannedRun& p : *plan) set.plan_index.push_back(p.index);
     set.results = results;
-    std::vector<RunResult> comparable;
-    Status st = WriteReportSet(a.report_dir, set, html);
+    JunitOptions junit;
+    junit.comparisons = html.comparisons;
+    junit.regressions_fail = a.fail_on_regression;
+    Status st = WriteReportSet(a.report_dir, set, html, junit);
     if (!st.ok()) {
       std::cerr << "rcsim: --report: " << st.message() << "\n";
       return kExitUsage;

@@ -605,7 +605,17 @@ TEST_F(RcsimCliTest, BaselineFlagsASeededRegression) {
   EXPECT_THAT(html, HasSubstr("<table class=\"comparison\">"));
   EXPECT_THAT(html, HasSubstr("<svg class=\"paired\""));
   EXPECT_THAT(html, HasSubstr("<g class=\"pair regressed\" data-scenario=\"small-pass\""));
-  EXPECT_EQ(Rcsim("run " + f + " --baseline " + (dir_ / "base").string() + " --fail-on-regression").code, 1);
+  std::string junit = Slurp(dir_ / "now" / "junit.xml");
+  EXPECT_THAT(junit, HasSubstr("regressed against the baseline: convergence "));
+  EXPECT_EQ(Count(junit, "<failure "), 0);  // flagged only
+  EXPECT_EQ(Rcsim("run " + f + " --baseline " + (dir_ / "base").string() + " --fail-on-regression --report " +
+                  (dir_ / "now2").string())
+                .code,
+            1);
+  junit = Slurp(dir_ / "now2" / "junit.xml");
+  EXPECT_EQ(Count(junit, "<failure "), 1);
+  EXPECT_THAT(junit, HasSubstr("type=\"Regression\""));
+  EXPECT_THAT(junit, HasSubstr("failures=\"1\""));
   EXPECT_EQ(Rcsim("run " + f + " --baseline " + (dir_ / "base").string() + " --regression 0.5x").code, 2);
   EXPECT_EQ(Rcsim("run " + f + " --baseline " + (dir_ / "missing").string()).code, 2);
 }
