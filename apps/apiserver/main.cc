@@ -6,6 +6,7 @@
 // the Kubernetes API server does, so watchers far behind get 410 Gone and re-list.
 #include <signal.h>
 
+#include <boost/asio/ip/address.hpp>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -14,6 +15,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -22,6 +24,7 @@
 #include "backends/etcd/etcd_store.h"
 #include "backends/http/http_server.h"
 #include "backends/http/thread_executor.h"
+#include "backends/http/token_auth.h"
 #include "engine/rng.h"
 #include "registry/lease_registry.h"
 #include "registry/registry.h"
@@ -36,6 +39,7 @@ struct Flags {
   std::string address = "127.0.0.1";
   int port = 8080;
   std::string token_file;
+  std::string token_auth_file;
   int io_threads = 2;
   int worker_threads = 8;
   std::size_t max_body_bytes = 3 << 20;
@@ -52,6 +56,8 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
       "port", po::value(&f->port)->default_value(f->port), "port to listen on (0: any free port)")(
       "token-file,token_file", po::value(&f->token_file),
       "file holding a bearer token; when set, requests without it get 401")(
+      "token-auth-file", po::value(&f->token_auth_file),
+      "kube-apiserver's CSV of bearer tokens: token,user,uid[,\"group1,group2\"] per line")(
       "io-threads", po::value(&f->io_threads)->default_value(f->io_threads), "socket threads")(
       "worker-threads", po::value(&f->worker_threads)->default_value(f->worker_threads),
       "threads running registry (etcd) calls")(
@@ -178,6 +184,25 @@ int Main(int argc, char** argv) {
     }
     options.bearer_token = *token;
   }
+  std::optional<TokenAuthenticator> token_auth;
+  if (!flags.token_auth_file.empty()) {
+    Result<TokenAuthenticator> loaded = TokenAuthenticator::FromCsvFile(flags.token_auth_file);
+    if (!loaded.ok()) {
+      std::cerr << "apiserver: --token-auth-file: " << loaded.status().message() << "\n";
+      return 2;
+    }
+    token_auth = std::move(loaded).value();
+    options.authenticator = &*token_auth;
+  }
+  {
+    boost::system::error_code ec;
+    const auto bind = boost::asio::ip::make_address(flags.address, ec);
+    if (!ec && !bind.is_loopback() && flags.token_file.empty() && flags.token_auth_file.empty()) {
+      std::cerr << "apiserver: warning: serving on " << flags.address
+                << " without authentication: anyone who can reach this port can read and change "
+                   "everything (use --token-file or --token-auth-file)\n";
+    }
+  }
 
   EtcdStoreOptions etcd_options;
   etcd_options.endpoints = SplitEtcdEndpoints(flags.etcd_servers);
@@ -199,6 +224,16 @@ int Main(int argc, char** argv) {
   RegistryContext lease_context(store->get(), &clock, &lease_rng);
   LeaseRegistry leases(&lease_context);
   options.leases = &leases;
+  // /readyz is honest: not ready while etcd does not answer a read.
+  Store* etcd = store->get();
+  options.readiness = [etcd]() -> Status {
+    RangeRequest probe;
+    probe.key = "/registry/";
+    probe.range_end = PrefixEnd("/registry/");
+    probe.count_only = true;
+    Result<RangeResponse> r = etcd->Range(probe);
+    return r.ok() ? Status::Ok() : Status(Code::kUnavailable, r.status().message());
+  };
   Compactor compactor(store->get(), std::chrono::seconds(flags.compaction_interval_seconds));
   HttpServer server(&registry, &clock, options);
   if (Status s = server.Start(); !s.ok()) {

@@ -1,19 +1,19 @@
 #include "backends/http/http_server.h"
 
 #include <algorithm>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <nlohmann/json.hpp>
-
 #include "backends/http/api_handler.h"
+#include "backends/http/token_auth.h"
 #include "engine/codec.h"
 
 namespace rcsim {
@@ -45,14 +45,6 @@ class Gate {
   bool open_ = true;  // guarded by mu_
 };
 
-// Constant-time comparison, so a token cannot be guessed byte by byte from response times.
-bool SecureEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
 std::string_view AsStd(beast::string_view s) { return std::string_view(s.data(), s.size()); }
 
 }  // namespace
@@ -61,11 +53,14 @@ struct HttpServer::Impl {
   Impl(Registry* registry, const Clock* clock, HttpServerOptions o)
       : options(std::move(o)), handler(registry, clock), gate(std::make_shared<Gate>()) {
     handler.set_lease_registry(options.leases);
+    if (options.authenticator != nullptr) tokens = *options.authenticator;
+    if (!options.bearer_token.empty()) tokens.Add(options.bearer_token, TokenUser{"admin", "admin", {}});
   }
 
   void DoAccept();
 
   const HttpServerOptions options;
+  TokenAuthenticator tokens;  // --token-file and --token-auth-file together; empty: no auth
   ApiHandler handler;
   std::shared_ptr<Gate> gate;
   std::unique_ptr<net::io_context> ioc;
@@ -137,10 +132,24 @@ class Session : public std::enable_shared_from_this<Session> {
     http::request<http::string_body> req = parser_->release();
     version_ = req.version();
     keep_alive_ = req.keep_alive();
-    if (!server_->options.bearer_token.empty() &&
-        !SecureEquals(AsStd(req[http::field::authorization]), "Bearer " + server_->options.bearer_token)) {
+    if (!server_->tokens.empty() && !IsUnauthenticatedPath(AsStd(req.target())) &&
+        !server_->tokens.Authenticate(AsStd(req[http::field::authorization]))) {
       Status s(Code::kUnauthorized, "Unauthorized");
       return WriteResponse(401, "application/json", DumpJson(StatusToJson(s)));
+    }
+    if (server_->options.readiness && req.method() == http::verb::get &&
+        AsStd(req.target()).substr(0, AsStd(req.target()).find('?')) == "/readyz") {
+      net::post(*server_->workers, [self = shared_from_this()] {
+        const Status ready = self->server_->options.readiness();
+        ApiOutcome out;
+        out.response.status = ready.ok() ? 200 : 503;
+        out.response.content_type = "text/plain; charset=utf-8";
+        out.response.body = ready.ok() ? "ok" : "readyz check failed: " + ready.message() + "\n";
+        auto ex = self->stream_.get_executor();
+        self->server_->gate->Post(
+            ex, [self, out = std::move(out)]() mutable { self->OnHandled(std::move(out)); });
+      });
+      return;
     }
     HttpRequest r;
     r.method = std::string(req.method_string());

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -27,12 +28,19 @@
 
 namespace rcsim {
 
-class LeaseRegistry;  // registry/lease_registry.h
+class LeaseRegistry;       // registry/lease_registry.h
+class TokenAuthenticator;  // backends/http/token_auth.h
 
 struct HttpServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 8080;            // 0: an ephemeral port, see HttpServer::port()
   std::string bearer_token;        // non-empty: requests need "Authorization: Bearer <token>" (else 401)
+  // More tokens (--token-auth-file); with either set, every request but GET /healthz, /livez and
+  // /readyz needs one of them. Not owned; must outlive the server.
+  const TokenAuthenticator* authenticator = nullptr;
+  // When set, GET /readyz runs it (on a worker thread): 200 "ok" if OK, else 503 with the reason
+  // (the apiserver: etcd answers).
+  std::function<Status()> readiness;
   std::size_t max_body_bytes = 3 << 20;  // larger request bodies get 413
   int io_threads = 2;
   int worker_threads = 8;
