@@ -409,6 +409,13 @@ TEST(ControllerManagerTest, ApiOnlyModeConvergesWithoutEtcdAccess) {
   }
   EXPECT_NE(manager.Log().find("replication controllers from the API server"), std::string::npos)
       << manager.Log();
+  // One line per action at the default verbosity.
+  const std::string log = manager.Log();
+  EXPECT_NE(log.find("created pod apionly/web-"), std::string::npos) << log;
+  EXPECT_NE(log.find("(controller web)"), std::string::npos) << log;
+  EXPECT_NE(log.find("deleted pod apionly/web-"), std::string::npos) << log;
+  EXPECT_NE(log.find("wrote status of replicationcontroller apionly/web replicas="), std::string::npos)
+      << log;
   EXPECT_EQ(manager.Terminate(), 0) << manager.Log();
 }
 

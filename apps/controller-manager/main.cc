@@ -338,7 +338,7 @@ int Main(int argc, char** argv) {
   options.resync_period = std::chrono::seconds(flags.resync_seconds);
 
   ManagerMetricsExporter exporter(flags.lease_name);
-  std::unique_ptr<ApiClient> instrumented = NewInstrumentedApiClient(api->get(), &exporter);
+  std::unique_ptr<ApiClient> instrumented = NewInstrumentedApiClient(api->get(), &exporter, &logger);
   HttpLeaseLock lease_lock(api->get(), flags.lease_namespace, flags.lease_name);
   flags.election.identity = Identity();
   if (flags.leader_elect) {

@@ -3,6 +3,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <chrono>
+#include <type_traits>
 
 #include "engine/codec.h"
 
@@ -38,8 +39,9 @@ template <typename T>
 class InstrumentedResource final : public ResourceClient<T> {
  public:
   using Ptr = typename ResourceClient<T>::Ptr;
-  InstrumentedResource(ResourceClient<T>* inner, ManagerMetricsExporter* m, const char* resource)
-      : inner_(inner), m_(m), resource_(resource) {}
+  InstrumentedResource(ResourceClient<T>* inner, ManagerMetricsExporter* m, const char* resource,
+                       Logger* logger)
+      : inner_(inner), m_(m), resource_(resource), logger_(logger) {}
 
   void Get(const std::string& ns, const std::string& name, Callback<Result<Ptr>> done) override {
     inner_->Get(ns, name, Wrap<Result<Ptr>>("GET", std::move(done)));
@@ -48,17 +50,18 @@ class InstrumentedResource final : public ResourceClient<T> {
     inner_->List(ns, opts, Wrap<Result<ObjectList<T>>>("LIST", std::move(done)));
   }
   void Create(const std::string& ns, T object, Callback<Result<Ptr>> done) override {
-    inner_->Create(ns, std::move(object), Wrap<Result<Ptr>>("POST", std::move(done)));
+    inner_->Create(ns, std::move(object), Logged("created", Wrap<Result<Ptr>>("POST", std::move(done))));
   }
   void Update(T object, Callback<Result<Ptr>> done) override {
-    inner_->Update(std::move(object), Wrap<Result<Ptr>>("PUT", std::move(done)));
+    inner_->Update(std::move(object), Logged("updated", Wrap<Result<Ptr>>("PUT", std::move(done))));
   }
   void UpdateStatus(T object, Callback<Result<Ptr>> done) override {
-    inner_->UpdateStatus(std::move(object), Wrap<Result<Ptr>>("PUT", std::move(done)));
+    inner_->UpdateStatus(std::move(object),
+                         Logged("wrote status of", Wrap<Result<Ptr>>("PUT", std::move(done))));
   }
   void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
               Callback<Result<Ptr>> done) override {
-    inner_->Delete(ns, name, opts, Wrap<Result<Ptr>>("DELETE", std::move(done)));
+    inner_->Delete(ns, name, opts, Logged("deleted", Wrap<Result<Ptr>>("DELETE", std::move(done))));
   }
   std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
                                   const std::string& resource_version,
@@ -76,15 +79,38 @@ class InstrumentedResource final : public ResourceClient<T> {
       done(std::move(r));
     };
   }
+  // One log line per write the manager made (its actions), with the owning controller for pods.
+  Callback<Result<Ptr>> Logged(const char* what, Callback<Result<Ptr>> done) {
+    if (logger_ == nullptr) return done;
+    return [this, what, done = std::move(done)](Result<Ptr> r) {
+      if (r.ok() && *r != nullptr) {
+        const ObjectMeta& m = (*r)->metadata;
+        std::string line = std::string(what) + " " +
+                           (resource_[0] == 'p' ? "pod " : "replicationcontroller ") + m.namespace_ + "/" +
+                           m.name;
+        if (const OwnerReference* owner = m.ControllerRef(); owner != nullptr) {
+          line += " (controller " + owner->name + ")";
+        }
+        if constexpr (std::is_same_v<T, ReplicationController>) {
+          line += " replicas=" + std::to_string((*r)->status.replicas);
+        }
+        logger_->Log(LogLevel::kInfo, line);
+      }
+      done(std::move(r));
+    };
+  }
+
   ResourceClient<T>* inner_;
   ManagerMetricsExporter* m_;
   const char* resource_;
+  Logger* logger_;
 };
 
 class InstrumentedApiClient final : public ApiClient {
  public:
-  InstrumentedApiClient(ApiClient* inner, ManagerMetricsExporter* m)
-      : pods_(&inner->pods(), m, "pods"), controllers_(&inner->controllers(), m, "replicationcontrollers") {}
+  InstrumentedApiClient(ApiClient* inner, ManagerMetricsExporter* m, Logger* logger)
+      : pods_(&inner->pods(), m, "pods", logger),
+        controllers_(&inner->controllers(), m, "replicationcontrollers", logger) {}
   ResourceClient<Pod>& pods() override { return pods_; }
   ResourceClient<ReplicationController>& controllers() override { return controllers_; }
 
@@ -184,8 +210,9 @@ std::string ManagerMetricsExporter::Scrape(const ManagerSnapshot& s) {
   return prometheus::TextSerializer().Serialize(registry_->Collect());
 }
 
-std::unique_ptr<ApiClient> NewInstrumentedApiClient(ApiClient* inner, ManagerMetricsExporter* metrics) {
-  return std::make_unique<InstrumentedApiClient>(inner, metrics);
+std::unique_ptr<ApiClient> NewInstrumentedApiClient(ApiClient* inner, ManagerMetricsExporter* metrics,
+                                                    Logger* logger) {
+  return std::make_unique<InstrumentedApiClient>(inner, metrics, logger);
 }
 
 }  // namespace rcsim

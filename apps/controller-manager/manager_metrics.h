@@ -24,6 +24,7 @@
 #include <string>
 
 #include "engine/api_client.h"
+#include "engine/log.h"
 #include "engine/metrics.h"
 #include "engine/time.h"
 
@@ -73,8 +74,11 @@ class ManagerMetricsExporter {
   ManagerMetrics last_;  // guarded by mu_: the counters at the previous scrape
 };
 
-// Forwards every call to `inner` and records it in `metrics`. Neither is owned.
-std::unique_ptr<ApiClient> NewInstrumentedApiClient(ApiClient* inner, ManagerMetricsExporter* metrics);
+// Forwards every call to `inner` and records it in `metrics`; with a `logger` (thread-safe), also one
+// info line per successful write (created/deleted pod, updated pod: adoption or release, wrote status).
+// None is owned.
+std::unique_ptr<ApiClient> NewInstrumentedApiClient(ApiClient* inner, ManagerMetricsExporter* metrics,
+                                                    Logger* logger = nullptr);
 
 }  // namespace rcsim
 
