@@ -17,7 +17,8 @@ ControllerInformer::ControllerInformer(Options options, Store* store, ApiClient*
       executor_(executor),
       logger_(logger),
       metrics_(metrics),
-      handlers_(std::move(handlers)) {}
+      handlers_(std::move(handlers)),
+      backoff_(options_.clock, options_.min_backoff, options_.max_backoff, options_.backoff_reset) {}
 
 ControllerInformer::~ControllerInformer() { Stop(); }
 
@@ -205,7 +206,7 @@ void ControllerInformer::OnApiEvent(const ApiWatchEvent<ReplicationController>& 
                    "resourceVersion");
       return;
     }
-    failures_ = 0;
+    backoff_.Reset();
     const std::string store_key = StoreKeyOf(ev.object->metadata);
     if (ev.type == Type::kDeleted) {
       Remove(store_key, *rv);
@@ -256,7 +257,7 @@ void ControllerInformer::OnWatchResponse(const WatchResponse& resp) {
     }
     high_revision_ = std::max(high_revision_, ev.kv.mod_revision);
   }
-  if (!resp.events.empty()) failures_ = 0;
+  if (!resp.events.empty()) backoff_.Reset();
   if (!resp.canceled) return;
   ++watch_generation_;
   watch_.reset();
@@ -274,10 +275,7 @@ void ControllerInformer::ScheduleRelist(bool failure) {
   if (stopped_ || relist_timer_ != 0) return;
   Duration delay = Duration::zero();
   if (failure) {
-    ++failures_;
-    delay = options_.min_backoff;
-    for (int i = 1; i < failures_ && delay < options_.max_backoff; ++i) delay *= 2;
-    delay = std::min(delay, options_.max_backoff);
+    delay = backoff_.Failure();
   }
   std::weak_ptr<int> alive = alive_;
   relist_timer_ = executor_->Schedule(delay, [this, alive] {
@@ -335,6 +333,13 @@ void ControllerInformer::Apply(const std::string& store_key, ControllerPtr rc, i
   ControllerPtr old = it->second.rc;
   it->second = Entry{rc, mod_revision, store_key};
   key_of_store_key_[store_key] = key;
+  if (!inserted && old != nullptr && old->metadata.uid != rc->metadata.uid) {
+    // A new controller under a known name (its predecessor's delete was missed or is still in
+    // flight): the predecessor is gone; handlers see a delete and an add, never an update.
+    if (handlers_.on_delete) handlers_.on_delete(old);
+    if (handlers_.on_add) handlers_.on_add(rc);
+    return;
+  }
   if (inserted) {
     if (handlers_.on_add) handlers_.on_add(rc);
   } else if (handlers_.on_update) {

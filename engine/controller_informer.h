@@ -11,6 +11,10 @@
 // - The cache never replaces an object by an older one (mod_revision compare), and a key deleted at
 //   revision D is not resurrected by a list served at a revision below D (stale reads).
 // - A value that does not decode is skipped: a log line and metrics->malformed_objects, never a crash.
+// - An object whose uid differs from the cached one under the same name (recreated while a delete was
+//   missed or in flight) is delivered as on_delete(old) then on_add(new), never as an update.
+// - The re-list backoff doubles per consecutive failure up to max_backoff and resets after a watch
+//   event or, given a clock, after backoff_reset without a failure (RelistBackoff).
 //
 // Thread-safety: single-threaded on `executor`. Store watch callbacks hop to the executor first; none
 // touches the informer after Stop() or destruction.
@@ -29,6 +33,7 @@
 #include "engine/executor.h"
 #include "engine/log.h"
 #include "engine/metrics.h"
+#include "engine/relist_backoff.h"
 #include "engine/store.h"
 #include "engine/types.h"
 
@@ -46,6 +51,9 @@ class ControllerInformer {
     std::string prefix = "/registry/controllers/";
     Duration min_backoff = std::chrono::milliseconds(100);
     Duration max_backoff = std::chrono::seconds(30);
+    // With a clock, the re-list backoff resets after backoff_reset without a failure.
+    const Clock* clock = nullptr;
+    Duration backoff_reset = std::chrono::minutes(2);
   };
 
   ControllerInformer(Options options, Store* store, Executor* executor, Logger* logger,
@@ -112,7 +120,7 @@ class ControllerInformer {
   bool stopped_ = false;
   bool synced_ = false;
   int64_t lists_ = 0;
-  int failures_ = 0;               // consecutive list/watch failures, for the backoff
+  RelistBackoff backoff_;
   int64_t high_revision_ = 0;      // newest revision the cache reflects
   uint64_t watch_generation_ = 0;  // responses of older watches are ignored
   std::unique_ptr<Watch> watch_;

@@ -69,15 +69,14 @@ class ControllerInformerTest : public ::testing::Test {
     });
   }
 
-  std::unique_ptr<ControllerInformer> NewInformer() {
+  std::unique_ptr<ControllerInformer> NewInformer(ControllerInformer::Options options = {}) {
     ControllerInformer::Handlers h;
     h.on_add = [this](const ControllerPtr& rc) { log_.push_back("add " + rc->metadata.name); };
     h.on_update = [this](const ControllerPtr&, const ControllerPtr& rc) {
       log_.push_back("update " + rc->metadata.name + " " + std::to_string(rc->spec.replicas));
     };
     h.on_delete = [this](const ControllerPtr& rc) { log_.push_back("delete " + rc->metadata.name); };
-    return std::make_unique<ControllerInformer>(ControllerInformer::Options{}, &store_, &loop_, &logger_,
-                                                &metrics_, h);
+    return std::make_unique<ControllerInformer>(options, &store_, &loop_, &logger_, &metrics_, h);
   }
 
   void Deliver(const WatchResponse& resp) {
@@ -215,6 +214,53 @@ TEST_F(ControllerInformerTest, DeletedControllerDoesNotCrashWatchLoop) {
   EXPECT_EQ(informer->Get("default/a"), nullptr);
   EXPECT_NE(informer->Get("default/b"), nullptr);
   EXPECT_EQ(log_, (std::vector<std::string>{"add a", "delete a", "add b"}));
+}
+
+// Engine bug 1 (informer side): a controller recreated under the same name, whose delete the watch
+// missed, must reach the manager as a delete plus an add, so nothing of the old one is inherited.
+TEST_F(ControllerInformerTest, RecreatedControllerInheritsOldExpectations) {
+  EXPECT_CALL(store_, Range(_)).WillOnce([](const RangeRequest&) {
+    return ListAt(10, {Kv("a", Value(MakeRc("a", 3)), 5)});
+  });
+  auto informer = NewInformer();
+  informer->Start();
+  loop_.RunUntilIdle();
+  auto successor = std::make_shared<ReplicationController>(*MakeRc("a", 2));
+  successor->metadata.uid = "uid-a-2";
+  Deliver(Events({Put(Kv("a", Value(ControllerPtr(successor)), 14))}));
+  EXPECT_EQ(informer->Get("default/a")->metadata.uid, "uid-a-2");
+  EXPECT_EQ(log_, (std::vector<std::string>{"add a", "delete a", "add a"}));
+}
+
+// Engine bug 6: the re-list backoff reset only when a watch event arrived, so on a quiet cluster a
+// short blip long after an outage waited out the outage's last (longest) delay.
+TEST_F(ControllerInformerTest, InformerRelistBackoffNeverDecays) {
+  std::vector<TimePoint> at;
+  int calls = 0;
+  EXPECT_CALL(store_, Range(_)).WillRepeatedly([&](const RangeRequest&) -> Result<RangeResponse> {
+    at.push_back(loop_.Now());
+    if (++calls <= 8) return Status(Code::kUnavailable, "etcd down");  // an outage: 100ms .. 12.8s
+    return ListAt(10, {});
+  });
+  ControllerInformer::Options options;
+  options.clock = &loop_;
+  options.max_backoff = std::chrono::seconds(5);
+  auto informer = NewInformer(options);
+  informer->Start();
+  loop_.RunFor(std::chrono::minutes(1));
+  ASSERT_TRUE(informer->HasSynced());
+  ASSERT_EQ(at.size(), 9u);
+  EXPECT_EQ(at[8] - at[7], std::chrono::seconds(5));  // capped at max_backoff
+  // Ten quiet minutes later (no watch event), one blip: back to the minimum delay.
+  loop_.RunFor(std::chrono::minutes(10));
+  WatchResponse ended;
+  ended.canceled = true;
+  ended.status = Status(Code::kUnavailable, "stream reset");
+  TimePoint blip = loop_.Now();
+  watch_cb_(ended);
+  loop_.RunFor(std::chrono::seconds(1));
+  ASSERT_EQ(at.size(), 10u);
+  EXPECT_EQ(at[9] - blip, std::chrono::milliseconds(100));
 }
 
 TEST_F(ControllerInformerTest, NoCallbackAfterStop) {

@@ -4,17 +4,31 @@
 
 namespace rcsim {
 
+TimePoint Expectations::PendingUntil(const Record& r, TimePoint now) {
+  // TimePoint::min() means "not pending at all".
+  TimePoint until = TimePoint::min();
+  if (r.adds > 0) return r.deadline;
+  for (const auto& [pod_key, grace] : r.deletes) {
+    if (!grace) return r.deadline;
+    until = std::max(until, *grace);
+  }
+  if (!r.unknown_adds.empty()) until = std::max(until, *r.unknown_adds.rbegin());
+  if (until < now) return TimePoint::min();
+  return std::min(until, r.deadline);
+}
+
 bool Expectations::Satisfied(const std::string& controller_key) const {
   auto it = records_.find(controller_key);
   if (it == records_.end()) return true;
-  const Record& r = it->second;
-  if (r.adds <= 0 && r.deletes.empty()) return true;
-  return clock_->Now() > r.deadline;
+  TimePoint now = clock_->Now();
+  TimePoint until = PendingUntil(it->second, now);
+  return until == TimePoint::min() || now > until;
 }
 
 void Expectations::ExpectCreations(const std::string& controller_key, int adds) {
   Record& r = records_[controller_key];
   r.adds = adds;
+  r.unknown_adds.clear();
   r.deletes.clear();
   r.deadline = clock_->Now() + timeout_;
 }
@@ -23,7 +37,9 @@ void Expectations::ExpectDeletions(const std::string& controller_key,
                                    const std::vector<std::string>& pod_keys) {
   Record& r = records_[controller_key];
   r.adds = 0;
-  r.deletes = std::set<std::string>(pod_keys.begin(), pod_keys.end());
+  r.unknown_adds.clear();
+  r.deletes.clear();
+  for (const std::string& k : pod_keys) r.deletes.emplace(k, std::nullopt);
   r.deadline = clock_->Now() + timeout_;
 }
 
@@ -33,13 +49,40 @@ void Expectations::ExpireWithin(const std::string& controller_key, Duration grac
   it->second.deadline = std::min(it->second.deadline, clock_->Now() + grace);
 }
 
+void Expectations::CreationOutcomeUnknown(const std::string& controller_key, Duration grace) {
+  auto it = records_.find(controller_key);
+  if (it == records_.end() || it->second.adds <= 0) return;
+  --it->second.adds;
+  it->second.unknown_adds.insert(clock_->Now() + grace);
+}
+
+void Expectations::DeletionOutcomeUnknown(const std::string& controller_key, const std::string& pod_key,
+                                          Duration grace) {
+  auto it = records_.find(controller_key);
+  if (it == records_.end()) return;
+  auto d = it->second.deletes.find(pod_key);
+  if (d == it->second.deletes.end()) return;
+  d->second = clock_->Now() + grace;
+}
+
 Duration Expectations::TimeUntilExpiry(const std::string& controller_key) const {
   auto it = records_.find(controller_key);
   if (it == records_.end()) return Duration::zero();
-  return std::max(Duration::zero(), it->second.deadline - clock_->Now());
+  TimePoint now = clock_->Now();
+  TimePoint until = PendingUntil(it->second, now);
+  if (until == TimePoint::min()) return Duration::zero();
+  return std::max(Duration::zero(), until - now);
 }
 
-void Expectations::CreationObserved(const std::string& controller_key) { LowerCreations(controller_key, 1); }
+void Expectations::CreationObserved(const std::string& controller_key) {
+  auto it = records_.find(controller_key);
+  if (it == records_.end()) return;
+  if (it->second.adds > 0) {
+    --it->second.adds;
+  } else if (!it->second.unknown_adds.empty()) {
+    it->second.unknown_adds.erase(it->second.unknown_adds.begin());
+  }
+}
 
 void Expectations::LowerCreations(const std::string& controller_key, int adds) {
   auto it = records_.find(controller_key);
@@ -56,7 +99,8 @@ void Expectations::DeletionObserved(const std::string& controller_key, const std
 
 int64_t Expectations::PendingAdds(const std::string& controller_key) const {
   auto it = records_.find(controller_key);
-  return it == records_.end() ? 0 : it->second.adds;
+  if (it == records_.end()) return 0;
+  return it->second.adds + static_cast<int64_t>(it->second.unknown_adds.size());
 }
 
 std::size_t Expectations::PendingDeletes(const std::string& controller_key) const {

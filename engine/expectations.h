@@ -4,12 +4,20 @@
 // Per controller key: a count of pending creates, the set of pod keys with pending deletes, and when
 // they were set. A key is satisfied when it has no record, when everything was observed, or when the
 // record is older than `timeout` (events may be lost; the controller then re-lists from its cache).
+// Writes whose outcome is unknown (timeouts) are pending only for their own grace: a timed-out create
+// or delete counts until it is observed or its grace passed, without shortening the wait for the
+// writes known to have succeeded.
+//
+// The manager keys records by controller uid, so a controller recreated under the same name never
+// sees its predecessor's record, and a late write of a dead controller's sync cannot touch it.
 //
 // Thread-safety: none; used on the engine's executor.
 #ifndef RCSIM_ENGINE_EXPECTATIONS_H_
 #define RCSIM_ENGINE_EXPECTATIONS_H_
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -33,11 +41,16 @@ class Expectations {
   // `pod_key` was seen deleted (or being deleted), or its delete failed. Unknown pod keys are ignored,
   // so observing the same deletion twice counts once.
   void DeletionObserved(const std::string& controller_key, const std::string& pod_key);
-  // Lets the record expire at the latest `grace` from now. For writes whose outcome is unknown (timeouts):
-  // if the write was applied the informer observes it well within `grace`; if it was not, the
-  // controller acts again after `grace` instead of after the full timeout.
+  // Lets the whole record expire at the latest `grace` from now.
   void ExpireWithin(const std::string& controller_key, Duration grace);
-  // How long until the record expires (zero without a record or if already expired).
+  // One pending create timed out (it may or may not have been applied): it stays pending until a
+  // creation is observed or `grace` from now has passed; the other pending creates keep the record's
+  // deadline. Observations lower the creates known to be pending first.
+  void CreationOutcomeUnknown(const std::string& controller_key, Duration grace);
+  // The pending delete of `pod_key` timed out: it stays pending until its deletion is observed or
+  // `grace` from now has passed.
+  void DeletionOutcomeUnknown(const std::string& controller_key, const std::string& pod_key, Duration grace);
+  // How long until the key becomes satisfied by time alone (zero if it is satisfied).
   Duration TimeUntilExpiry(const std::string& controller_key) const;
   // Lowers pending creates by `adds` (creates that will never happen).
   void LowerCreations(const std::string& controller_key, int adds);
@@ -50,10 +63,14 @@ class Expectations {
 
  private:
   struct Record {
-    int64_t adds = 0;
-    std::set<std::string> deletes;
+    int64_t adds = 0;                       // creates known to be pending
+    std::multiset<TimePoint> unknown_adds;  // timed-out creates: pending until these deadlines
+    // Pending deletes by pod key; a deadline marks a timed-out delete, pending only until then.
+    std::map<std::string, std::optional<TimePoint>> deletes;
     TimePoint deadline;  // satisfied after this even if not everything was observed
   };
+  // The latest moment at which `r` is still unsatisfied, given the time now.
+  static TimePoint PendingUntil(const Record& r, TimePoint now);
 
   const Clock* clock_;
   Duration timeout_;

@@ -89,3 +89,63 @@ TEST(ExpectationsUnknownOutcomeTest, ExpireWithinShortensButNeverExtends) {
 
 }  // namespace
 }  // namespace rcsim
+
+namespace rcsim {
+namespace {
+
+// Engine bug 4: one create timeout voided the expectations of the creates known to have succeeded.
+TEST(ExpectationsUnknownOutcomeTest, OneCreateTimeoutVoidsExpectationsOfSucceededCreates) {
+  SimLoop loop;
+  Expectations e(&loop, std::chrono::minutes(5));
+  e.ExpectCreations("uid-web", 4);
+  e.CreationOutcomeUnknown("uid-web", std::chrono::seconds(10));  // 3 known, 1 unknown
+  e.CreationObserved("uid-web");
+  loop.RunFor(std::chrono::seconds(11));
+  // The unknown one's grace is over, but 2 creates known to have succeeded are still unobserved.
+  EXPECT_FALSE(e.Satisfied("uid-web"));
+  EXPECT_EQ(e.TimeUntilExpiry("uid-web"), std::chrono::minutes(5) - std::chrono::seconds(11));
+  e.CreationObserved("uid-web");
+  e.CreationObserved("uid-web");
+  EXPECT_TRUE(e.Satisfied("uid-web"));
+}
+
+TEST(ExpectationsUnknownOutcomeTest, UnknownCreateIsPendingForItsGraceOnly) {
+  SimLoop loop;
+  Expectations e(&loop, std::chrono::minutes(5));
+  e.ExpectCreations("uid-web", 2);
+  e.CreationObserved("uid-web");
+  e.CreationOutcomeUnknown("uid-web", std::chrono::seconds(10));
+  EXPECT_FALSE(e.Satisfied("uid-web"));
+  EXPECT_EQ(e.TimeUntilExpiry("uid-web"), std::chrono::seconds(10));
+  loop.RunFor(std::chrono::seconds(10));
+  EXPECT_FALSE(e.Satisfied("uid-web"));
+  loop.RunFor(std::chrono::milliseconds(1));
+  EXPECT_TRUE(e.Satisfied("uid-web"));
+  // Observed within the grace: satisfied at once.
+  e.ExpectCreations("uid-db", 1);
+  e.CreationOutcomeUnknown("uid-db", std::chrono::seconds(10));
+  e.CreationObserved("uid-db");
+  EXPECT_TRUE(e.Satisfied("uid-db"));
+}
+
+// Engine bug 7: a timed-out delete was counted as observed at once.
+TEST(ExpectationsUnknownOutcomeTest, TimedOutDeleteIsCountedAsObservedAtOnce) {
+  SimLoop loop;
+  Expectations e(&loop, std::chrono::minutes(5));
+  e.ExpectDeletions("uid-web", {"ns/p1", "ns/p2"});
+  e.DeletionObserved("uid-web", "ns/p2");
+  e.DeletionOutcomeUnknown("uid-web", "ns/p1", std::chrono::seconds(10));
+  EXPECT_FALSE(e.Satisfied("uid-web"));
+  loop.RunFor(std::chrono::seconds(5));
+  EXPECT_FALSE(e.Satisfied("uid-web"));
+  e.DeletionObserved("uid-web", "ns/p1");  // the delete event arrives
+  EXPECT_TRUE(e.Satisfied("uid-web"));
+  // Or the grace passes.
+  e.ExpectDeletions("uid-web", {"ns/p3"});
+  e.DeletionOutcomeUnknown("uid-web", "ns/p3", std::chrono::seconds(10));
+  loop.RunFor(std::chrono::seconds(11));
+  EXPECT_TRUE(e.Satisfied("uid-web"));
+}
+
+}  // namespace
+}  // namespace rcsim

@@ -20,7 +20,8 @@ PodInformer::PodInformer(Options options, ApiClient* api, Executor* executor, Lo
       executor_(executor),
       logger_(logger),
       metrics_(metrics),
-      handlers_(std::move(handlers)) {}
+      handlers_(std::move(handlers)),
+      backoff_(options_.clock, options_.min_backoff, options_.max_backoff, options_.backoff_reset) {}
 
 PodInformer::~PodInformer() { Stop(); }
 
@@ -125,11 +126,11 @@ void PodInformer::OnWatchEvent(const ApiWatchEvent<Pod>& ev) {
   switch (ev.type) {
     case ApiWatchEvent<Pod>::Type::kAdded:
     case ApiWatchEvent<Pod>::Type::kModified:
-      failures_ = 0;
+      backoff_.Reset();
       if (ev.object != nullptr) Upsert(ev.object);
       return;
     case ApiWatchEvent<Pod>::Type::kDeleted:
-      failures_ = 0;
+      backoff_.Reset();
       if (ev.object != nullptr) Remove(KeyOf(ev.object->metadata));
       return;
     case ApiWatchEvent<Pod>::Type::kBookmark: return;
@@ -150,10 +151,7 @@ void PodInformer::ScheduleRelist(bool failure) {
   if (stopped_ || relist_timer_ != 0) return;
   Duration delay = Duration::zero();
   if (failure) {
-    ++failures_;
-    delay = options_.min_backoff;
-    for (int i = 1; i < failures_ && delay < options_.max_backoff; ++i) delay *= 2;
-    delay = std::min(delay, options_.max_backoff);
+    delay = backoff_.Failure();
   }
   std::weak_ptr<int> alive = alive_;
   relist_timer_ = executor_->Schedule(delay, [this, alive] {

@@ -23,6 +23,7 @@
 #include "engine/executor.h"
 #include "engine/log.h"
 #include "engine/metrics.h"
+#include "engine/relist_backoff.h"
 #include "engine/types.h"
 
 namespace rcsim {
@@ -38,6 +39,9 @@ class PodInformer {
   struct Options {
     Duration min_backoff = std::chrono::milliseconds(100);
     Duration max_backoff = std::chrono::seconds(30);
+    // With a clock, the re-list backoff resets after backoff_reset without a failure.
+    const Clock* clock = nullptr;
+    Duration backoff_reset = std::chrono::minutes(2);
   };
   using PodMap = std::map<std::string, PodPtr>;  // by key, ordered for deterministic iteration
 
@@ -83,7 +87,7 @@ class PodInformer {
   bool synced_ = false;
   bool listing_ = false;
   int64_t lists_ = 0;
-  int failures_ = 0;
+  RelistBackoff backoff_;
   uint64_t generation_ = 0;  // events of older lists/watches are ignored
   std::unique_ptr<ApiWatch> watch_;
   TimerId relist_timer_ = 0;

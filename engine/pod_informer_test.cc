@@ -139,5 +139,34 @@ TEST_F(PodInformerTest, OtherWatchErrorsRelistAfterBackoff) {
   EXPECT_EQ(informer_->size(), 1u);
 }
 
+// Engine bug 6 (pod informer): the re-list backoff must decay after a healthy period.
+TEST_F(PodInformerTest, InformerRelistBackoffNeverDecays) {
+  PodInformer::Handlers h;
+  informer_ = std::make_unique<PodInformer>(
+      PodInformer::Options{std::chrono::milliseconds(100), std::chrono::seconds(30), &loop_}, &api_, &loop_,
+      &logger_, &metrics_, h);
+  std::vector<TimePoint> at;
+  int calls = 0;
+  EXPECT_CALL(api_.mock_pods(), List("", _, _))
+      .WillRepeatedly([&](const std::string&, const ListOptions&, Callback<Result<ObjectList<Pod>>> done) {
+        at.push_back(loop_.Now());
+        if (++calls <= 9) {
+          done(Status(Code::kUnavailable, "down"));  // 100ms .. 25.6s
+        } else {
+          done(ListOf("10", {}));
+        }
+      });
+  informer_->Start();
+  loop_.RunFor(std::chrono::minutes(2));
+  ASSERT_TRUE(informer_->HasSynced());
+  ASSERT_EQ(at.size(), 10u);
+  loop_.RunFor(std::chrono::minutes(10));  // quiet: no watch event
+  TimePoint blip = loop_.Now();
+  on_event_(ApiWatchEvent<Pod>{ApiWatchEvent<Pod>::Type::kError, nullptr, Status(Code::kInternal, "x")});
+  loop_.RunFor(std::chrono::seconds(1));
+  ASSERT_EQ(at.size(), 11u);
+  EXPECT_EQ(at[10] - blip, std::chrono::milliseconds(100));
+}
+
 }  // namespace
 }  // namespace rcsim

@@ -60,7 +60,10 @@ ReplicationControllerStatus ComputeStatus(const ReplicationController& rc, const
 // One sync of one controller key; lives until its last API callback ran.
 struct ReplicationManager::Sync {
   std::string key;
+  std::string exp_key;  // expectations key: the controller's uid
   ControllerPtr rc;
+  bool gone = false;            // an uncached read found the controller deleted or replaced (new uid)
+  bool deleting = false;        // an uncached read found it being deleted
   bool manage = false;          // expectations satisfied when the sync began
   std::vector<PodPtr> claimed;  // owned pods that match, including those adopted by this sync
   int pending = 0;              // API calls of the current phase not yet completed
@@ -87,19 +90,18 @@ ReplicationManager::ReplicationManager(ManagerOptions options, Store* store, Api
                                       options_.burst)),
       controllers_(
           ControllerInformer::Options{options_.controllers_prefix, options_.informer_min_backoff,
-                                      options_.informer_max_backoff},
+                                      options_.informer_max_backoff, clock},
           store, store == nullptr ? api : nullptr, executor, logger, &metrics_,
           ControllerInformer::Handlers{
               [this](const ControllerPtr& rc) { Enqueue(KeyOf(rc->metadata)); },
               [this](const ControllerPtr&, const ControllerPtr& rc) { Enqueue(KeyOf(rc->metadata)); },
               [this](const ControllerPtr& rc) {
-                std::string key = KeyOf(rc->metadata);
-                expectations_.Delete(key);
-                Enqueue(key);
+                expectations_.Delete(ExpectationsKey(*rc));
+                Enqueue(KeyOf(rc->metadata));
               },
               [this] { SchedulePump(); }}),
-      pods_(PodInformer::Options{options_.informer_min_backoff, options_.informer_max_backoff}, api, executor,
-            logger, &metrics_,
+      pods_(PodInformer::Options{options_.informer_min_backoff, options_.informer_max_backoff, clock}, api,
+            executor, logger, &metrics_,
             PodInformer::Handlers{[this](const PodPtr& p) { OnPodAdd(p); },
                                   [this](const PodPtr& o, const PodPtr& n) { OnPodUpdate(o, n); },
                                   [this](const PodPtr& p) { OnPodDelete(p); }, [this] { SchedulePump(); }}) {
@@ -205,9 +207,8 @@ void ReplicationManager::OnPodAdd(const PodPtr& pod) {
   if (const OwnerReference* ref = pod->metadata.ControllerRef()) {
     ControllerPtr rc = ResolveControllerRef(pod->metadata.namespace_, *ref);
     if (rc == nullptr) return;
-    std::string key = KeyOf(rc->metadata);
-    expectations_.CreationObserved(key);
-    Enqueue(key);
+    expectations_.CreationObserved(ExpectationsKey(*rc));
+    Enqueue(KeyOf(rc->metadata));
     return;
   }
   EnqueueMatchingControllers(*pod);
@@ -258,24 +259,60 @@ void ReplicationManager::OnPodDelete(const PodPtr& pod) {
   if (ref == nullptr) return;
   ControllerPtr rc = ResolveControllerRef(pod->metadata.namespace_, *ref);
   if (rc == nullptr) return;
-  std::string key = KeyOf(rc->metadata);
-  expectations_.DeletionObserved(key, KeyOf(pod->metadata));
-  Enqueue(key);
+  expectations_.DeletionObserved(ExpectationsKey(*rc), KeyOf(pod->metadata));
+  Enqueue(KeyOf(rc->metadata));
 }
 
 // --- Sync. ---
+
+std::string ExpectationsKey(const ReplicationController& rc) {
+  return rc.metadata.uid.empty() ? KeyOf(rc.metadata) : rc.metadata.uid;
+}
+
+std::string InvalidForSync(const ReplicationController& rc) {
+  if (rc.spec.replicas < 0) return "spec.replicas is negative (" + std::to_string(rc.spec.replicas) + ")";
+  const Labels& selector = EffectiveSelector(rc);
+  if (rc.spec.template_ && !selector.empty() &&
+      !SelectorMapMatches(selector, rc.spec.template_->metadata.labels)) {
+    return "spec.selector does not match the template's labels";
+  }
+  return "";
+}
+
+bool ReplicationManager::Superseded(const Sync& s) const {
+  if (s.gone) return true;
+  ControllerPtr cached = controllers_.Get(s.key);
+  return cached == nullptr || cached->metadata.uid != s.rc->metadata.uid;
+}
+
+bool ReplicationManager::MayWrite(const Sync& s) const {
+  if (s.gone || s.deleting || s.rc->metadata.deletion_timestamp) return false;
+  ControllerPtr cached = controllers_.Get(s.key);
+  return cached != nullptr && cached->metadata.uid == s.rc->metadata.uid &&
+         !cached->metadata.deletion_timestamp;
+}
 
 void ReplicationManager::BeginSync(const std::string& key) {
   auto s = std::make_shared<Sync>();
   s->key = key;
   s->rc = controllers_.Get(key);
   if (s->rc == nullptr) {
-    expectations_.Delete(key);
     if (trace_->enabled()) Trace("sync " + key + " gone");
     FinishSync(s);
     return;
   }
-  s->manage = expectations_.Satisfied(key);
+  s->exp_key = ExpectationsKey(*s->rc);
+  std::string invalid = InvalidForSync(*s->rc);
+  if (!invalid.empty()) {
+    // An invalid stored object (e.g. written straight into etcd) is never acted on: a selector that
+    // does not select the template's pods would create pods forever, negative replicas are not 0.
+    ++metrics_.invalid_controllers;
+    logger_->Log(LogLevel::kWarning, "controller " + key + " refused: " + invalid);
+    if (trace_->enabled()) Trace("sync " + key + " refused: " + invalid);
+    FinishSync(s);
+    return;
+  }
+  s->manage = expectations_.Satisfied(s->exp_key);
   ClaimPods(s);
 }
 
@@ -303,43 +340,135 @@ void ReplicationManager::ClaimPods(const SyncPtr& s) {
       }
     }
   }
-  s->pending = static_cast<int>(to_release.size() + to_adopt.size());
+  s->pending = static_cast<int>(to_release.size()) + (to_adopt.empty() ? 0 : 1);
   if (s->pending == 0) {
     ManageReplicas(s);
     return;
   }
-  for (const PodPtr& pod : to_release) Release(s, pod);
-  for (const PodPtr& pod : to_adopt) Adopt(s, pod);
+  for (const PodPtr& pod : to_release) Release(s, pod, 0);
+  if (to_adopt.empty()) return;
+  // Adopt only for a controller that still exists with this uid and is not being deleted, read
+  // uncached: the cache may still hold a controller that was deleted (upstream's canAdopt).
+  api_->controllers().Get(
+      rc.metadata.namespace_, rc.metadata.name,
+      OnExecutor<Result<ControllerPtr>>([this, s, to_adopt = std::move(to_adopt)](Result<ControllerPtr> r) {
+        if (!r.ok() && r.status().code() != Code::kNotFound) {
+          Fail(s, r.status());
+          OnClaimCallDone(s);
+          return;
+        }
+        if (!r.ok() || (*r)->metadata.uid != s->rc->metadata.uid || (*r)->metadata.deletion_timestamp) {
+          s->gone = !r.ok() || (*r)->metadata.uid != s->rc->metadata.uid;
+          s->deleting = !s->gone;
+          if (trace_->enabled()) Trace("not adopting for " + s->key + ": controller deleted or replaced");
+          OnClaimCallDone(s);
+          return;
+        }
+        s->pending += static_cast<int>(to_adopt.size());
+        for (const PodPtr& pod : to_adopt) Adopt(s, pod, 0);
+        OnClaimCallDone(s);
+      }));
 }
 
-void ReplicationManager::Adopt(const SyncPtr& s, const PodPtr& pod) {
+namespace {
+
+// A claim write that failed this way will fail the same way again: skip the pod instead of failing
+// (and so blocking) the whole sync.
+bool PermanentClaimError(Code code) {
+  return code == Code::kInvalid || code == Code::kBadRequest || code == Code::kRequestTooLarge ||
+         code == Code::kMethodNotAllowed || code == Code::kUnauthorized;
+}
+
+constexpr int kClaimAttempts = 3;
+
+}  // namespace
+
+void ReplicationManager::Adopt(const SyncPtr& s, const PodPtr& pod, int attempt) {
   Pod copy = *pod;
   copy.metadata.owner_references.push_back(ControllerOwnerRef(*s->rc));
   if (trace_->enabled()) Trace("adopt " + s->key + " " + KeyOf(pod->metadata));
-  api_->pods().Update(std::move(copy), OnExecutor<Result<PodPtr>>([this, s](Result<PodPtr> r) {
-                        if (r.ok()) {
-                          ++metrics_.adoptions;
-                          s->claimed.push_back(*r);
-                        } else if (r.status().code() != Code::kNotFound) {
-                          Fail(s, r.status());
-                        }
-                        OnClaimCallDone(s);
-                      }));
+  api_->pods().Update(
+      std::move(copy), OnExecutor<Result<PodPtr>>([this, s, pod, attempt](Result<PodPtr> r) {
+        if (r.ok()) {
+          ++metrics_.adoptions;
+          s->claimed.push_back(*r);
+        } else if (r.status().code() == Code::kConflict && attempt + 1 < kClaimAttempts) {
+          RecheckClaim(s, pod, attempt, /*adopt=*/true);
+          return;
+        } else if (r.status().code() == Code::kNotFound) {
+          // Gone: nothing to adopt.
+        } else if (PermanentClaimError(r.status().code())) {
+          ++metrics_.claim_errors;
+          logger_->Log(LogLevel::kWarning, "adopting " + KeyOf(pod->metadata) + " for " + s->key +
+                                               " failed, skipping it: " + r.status().ToString());
+          if (trace_->enabled()) {
+            Trace("adopt failed " + KeyOf(pod->metadata) + " for " + s->key + ": " + r.status().ToString());
+          }
+        } else {
+          Fail(s, r.status());
+        }
+        OnClaimCallDone(s);
+      }));
 }
 
-void ReplicationManager::Release(const SyncPtr& s, const PodPtr& pod) {
+void ReplicationManager::Release(const SyncPtr& s, const PodPtr& pod, int attempt) {
   Pod copy = *pod;
   const std::string& uid = s->rc->metadata.uid;
   std::erase_if(copy.metadata.owner_references, [&uid](const OwnerReference& ref) { return ref.uid == uid; });
   if (trace_->enabled()) Trace("release " + s->key + " " + KeyOf(pod->metadata));
-  api_->pods().Update(std::move(copy), OnExecutor<Result<PodPtr>>([this, s](Result<PodPtr> r) {
+  api_->pods().Update(std::move(copy), OnExecutor<Result<PodPtr>>([this, s, pod, attempt](Result<PodPtr> r) {
                         if (r.ok()) {
                           ++metrics_.releases;
-                        } else if (r.status().code() != Code::kNotFound) {
+                        } else if (r.status().code() == Code::kConflict && attempt + 1 < kClaimAttempts) {
+                          RecheckClaim(s, pod, attempt, /*adopt=*/false);
+                          return;
+                        } else if (r.status().code() == Code::kNotFound) {
+                        } else if (PermanentClaimError(r.status().code())) {
+                          ++metrics_.claim_errors;
+                          logger_->Log(LogLevel::kWarning, "releasing " + KeyOf(pod->metadata) + " for " +
+                                                               s->key + " failed: " + r.status().ToString());
+                        } else {
                           Fail(s, r.status());
                         }
                         OnClaimCallDone(s);
                       }));
+}
+
+// A claim write conflicted (the cached pod was stale): re-read that pod and decide again, so that one
+// stale pod neither fails the sync nor overwrites a change made since. "Already mine" is success.
+void ReplicationManager::RecheckClaim(const SyncPtr& s, const PodPtr& pod, int attempt, bool adopt) {
+  api_->pods().Get(pod->metadata.namespace_, pod->metadata.name,
+                   OnExecutor<Result<PodPtr>>([this, s, pod, attempt, adopt](Result<PodPtr> r) {
+                     if (!r.ok()) {
+                       if (r.status().code() != Code::kNotFound) Fail(s, r.status());
+                       OnClaimCallDone(s);
+                       return;
+                     }
+                     const Pod& fresh = **r;
+                     const std::string& uid = s->rc->metadata.uid;
+                     const OwnerReference* ref = fresh.metadata.ControllerRef();
+                     bool matches = SelectorMapMatches(EffectiveSelector(*s->rc), fresh.metadata.labels);
+                     if (fresh.metadata.uid != pod->metadata.uid || fresh.metadata.deletion_timestamp) {
+                       OnClaimCallDone(s);  // replaced or being deleted: not ours to claim or release
+                       return;
+                     }
+                     if (adopt) {
+                       if (ref != nullptr && ref->uid == uid) {
+                         s->claimed.push_back(*r);  // already mine
+                       } else if (ref == nullptr && matches) {
+                         Adopt(s, *r, attempt + 1);
+                         return;
+                       }
+                     } else if (ref != nullptr && ref->uid == uid) {
+                       if (matches) {
+                         s->claimed.push_back(*r);  // matches again: keep it
+                       } else {
+                         Release(s, *r, attempt + 1);
+                         return;
+                       }
+                     }
+                     OnClaimCallDone(s);
+                   }));
 }
 
 void ReplicationManager::OnClaimCallDone(const SyncPtr& s) {
@@ -353,15 +482,22 @@ void ReplicationManager::OnClaimCallDone(const SyncPtr& s) {
 }
 
 void ReplicationManager::ManageReplicas(const SyncPtr& s) {
+  if (Superseded(*s)) {
+    // Deleted (or replaced by a successor of the same name) while this sync ran: it must neither
+    // record expectations nor write anything for the dead controller.
+    if (trace_->enabled()) Trace("sync " + s->key + " superseded");
+    FinishSync(s);
+    return;
+  }
   const ReplicationController& rc = *s->rc;
   std::vector<PodPtr> active;
   active.reserve(s->claimed.size());
   for (const PodPtr& p : s->claimed) {
     if (IsActive(*p)) active.push_back(p);
   }
-  int64_t desired = std::max<int32_t>(0, rc.spec.replicas);
+  int64_t desired = rc.spec.replicas;
   int64_t diff = static_cast<int64_t>(active.size()) - desired;
-  bool deleting = rc.metadata.deletion_timestamp.has_value();
+  bool deleting = !MayWrite(*s);
   if (!s->manage || deleting || diff == 0) {
     if (trace_->enabled() && diff != 0) {
       Trace("sync " + s->key + " active=" + std::to_string(active.size()) +
@@ -370,7 +506,7 @@ void ReplicationManager::ManageReplicas(const SyncPtr& s) {
     if (!s->manage && !deleting && diff != 0) {
       // Nothing may wake this controller when the expectations expire (the writes were lost): look
       // again then rather than at the next resync.
-      queue_.AddAfter(s->key, expectations_.TimeUntilExpiry(s->key) + std::chrono::milliseconds(1));
+      queue_.AddAfter(s->key, expectations_.TimeUntilExpiry(s->exp_key) + std::chrono::milliseconds(1));
     }
     UpdateStatus(s);
     return;
@@ -386,7 +522,7 @@ void ReplicationManager::ManageReplicas(const SyncPtr& s) {
       Trace("sync " + s->key + " active=" + std::to_string(active.size()) +
             " desired=" + std::to_string(desired) + " create=" + std::to_string(n));
     }
-    expectations_.ExpectCreations(s->key, n);
+    expectations_.ExpectCreations(s->exp_key, n);
     s->pod_to_create = PodFromTemplate(rc);
     s->remaining_creates = n;
     s->batch_size = 1;
@@ -403,7 +539,7 @@ void ReplicationManager::ManageReplicas(const SyncPtr& s) {
   std::vector<std::string> victims;
   victims.reserve(n);
   for (const PodPtr& p : active) victims.push_back(KeyOf(p->metadata));
-  expectations_.ExpectDeletions(s->key, victims);
+  expectations_.ExpectDeletions(s->exp_key, victims);
   s->pending = n;
   for (int i = 0; i < n; ++i) {
     const Pod& p = *active[i];
@@ -438,17 +574,23 @@ void ReplicationManager::OnCreateDone(const SyncPtr& s, const Result<PodPtr>& r)
     // A timed-out create may have been applied: keep expecting it rather than risk creating a
     // replacement too (overshoot), but only for unknown_outcome_grace: by then an applied create has
     // been observed, and one that was not applied must not stall the controller for the full timeout.
+    // The creates known to have succeeded stay expected until observed.
     if (r.status().code() == Code::kTimeout) {
-      expectations_.ExpireWithin(s->key, options_.unknown_outcome_grace);
+      expectations_.CreationOutcomeUnknown(s->exp_key, options_.unknown_outcome_grace);
     } else {
-      expectations_.LowerCreations(s->key, 1);
+      expectations_.LowerCreations(s->exp_key, 1);
     }
     Fail(s, r.status());
   }
   if (--s->pending > 0) return;
+  if (s->remaining_creates > 0 && !MayWrite(*s)) {
+    // The controller was deleted (or is being deleted) while the slow start ran: stop.
+    if (trace_->enabled()) Trace("sync " + s->key + " stops creating: controller deleted");
+    s->batch_failed = true;
+  }
   if (s->batch_failed) {
     // Slow start: stop at the first failing batch; the creates never issued will not be observed.
-    expectations_.LowerCreations(s->key, s->remaining_creates);
+    expectations_.LowerCreations(s->exp_key, s->remaining_creates);
     s->remaining_creates = 0;
   }
   if (s->remaining_creates > 0) {
@@ -463,14 +605,19 @@ void ReplicationManager::OnDeleteDone(const SyncPtr& s, const std::string& pod_k
   if (r.ok() || r.status().code() == Code::kNotFound) {
     ++metrics_.deletes;
     if (trace_->enabled()) Trace("deleted " + pod_key + " for " + s->key);
-    if (!r.ok()) expectations_.DeletionObserved(s->key, pod_key);
+    if (!r.ok()) expectations_.DeletionObserved(s->exp_key, pod_key);
   } else {
     ++metrics_.delete_errors;
     logger_->Log(LogLevel::kWarning,
                  "delete of " + pod_key + " for " + s->key + " failed: " + r.status().ToString());
     if (trace_->enabled())
       Trace("delete failed " + pod_key + " for " + s->key + ": " + r.status().ToString());
-    expectations_.DeletionObserved(s->key, pod_key);
+    if (r.status().code() == Code::kTimeout) {
+      // Maybe applied: expected until the delete is observed or the grace passed, like a create.
+      expectations_.DeletionOutcomeUnknown(s->exp_key, pod_key, options_.unknown_outcome_grace);
+    } else {
+      expectations_.DeletionObserved(s->exp_key, pod_key);
+    }
     Fail(s, r.status());
   }
   if (--s->pending > 0) return;
@@ -478,6 +625,10 @@ void ReplicationManager::OnDeleteDone(const SyncPtr& s, const std::string& pod_k
 }
 
 void ReplicationManager::UpdateStatus(const SyncPtr& s) {
+  if (Superseded(*s)) {
+    FinishSync(s);
+    return;
+  }
   const ReplicationController& rc = *s->rc;
   ReplicationControllerStatus st = ComputeStatus(rc, s->claimed, clock_->Now());
   if (st.ready_replicas > st.available_replicas && rc.spec.min_ready_seconds > 0) {

@@ -5,11 +5,16 @@
 // pods from the ApiClient (PodInformer);
 // writes go through the ApiClient only. Each controller key is synced by at most one worker at a time
 // (WorkQueue); a sync is asynchronous and counts against `workers` until all its API calls completed.
-// A sync: claims pods (adopts matching orphans, releases owned pods that stopped matching), then, only
-// when its expectations are satisfied and the controller is not being deleted, creates (slow-start
-// batches 1, 2, 4, ...) or deletes (PodDeletionOrder) at most burst_replicas pods, then writes status
-// if it changed. Any failed write fails the sync, which is requeued with per-key exponential backoff
-// combined with an overall token bucket; a success resets the key's backoff.
+// A sync: refuses an invalid controller (InvalidForSync: logged, traced, metrics.invalid_controllers);
+// claims pods (releases owned pods that stopped matching; adopts matching orphans only after an
+// uncached GET shows the controller still exists with its uid and is not being deleted; a conflict
+// re-reads that one pod and decides again, a permanent error skips that pod), then, only when its
+// expectations (keyed by controller uid) are satisfied and the controller is still the cached one and
+// not being deleted, creates (slow-start batches 1, 2, 4, ..., stopping once the controller is gone) or
+// deletes (PodDeletionOrder) at most burst_replicas pods, then writes status if it changed. A sync whose
+// controller was deleted or replaced while it ran records nothing and writes nothing more. Any other
+// failed write fails the sync, which is requeued with per-key exponential backoff combined with an
+// overall token bucket; a success resets the key's backoff.
 //
 // Thread-safety: single-threaded by contract. Every entry point runs on `executor`; port callbacks
 // may arrive on other threads and hop to the executor before touching state. After Stop() (or
@@ -103,9 +108,14 @@ class ReplicationManager {
   void EnqueueMatchingControllers(const Pod& pod);
 
   void BeginSync(const std::string& key);
+  // The sync's controller is no longer the cached one (deleted, or a successor with a new uid).
+  bool Superseded(const Sync& s) const;
+  // The sync may create, delete or adopt: its controller is current and not being deleted.
+  bool MayWrite(const Sync& s) const;
   void ClaimPods(const SyncPtr& s);
-  void Adopt(const SyncPtr& s, const PodPtr& pod);
-  void Release(const SyncPtr& s, const PodPtr& pod);
+  void Adopt(const SyncPtr& s, const PodPtr& pod, int attempt);
+  void Release(const SyncPtr& s, const PodPtr& pod, int attempt);
+  void RecheckClaim(const SyncPtr& s, const PodPtr& pod, int attempt, bool adopt);
   void OnClaimCallDone(const SyncPtr& s);
   void ManageReplicas(const SyncPtr& s);
   void IssueCreateBatch(const SyncPtr& s);
@@ -142,6 +152,11 @@ class ReplicationManager {
 // The selector a controller uses: spec.selector, or the template's labels when it is empty. An empty
 // result selects nothing.
 const Labels& EffectiveSelector(const ReplicationController& rc);
+// The key of a controller's expectations: its uid (its "namespace/name" if it has none).
+std::string ExpectationsKey(const ReplicationController& rc);
+// Why a stored controller must not be acted on ("" if it may): negative replicas, a selector that
+// does not match the template's labels.
+std::string InvalidForSync(const ReplicationController& rc);
 // The ownerReference a controller puts on its pods.
 OwnerReference ControllerOwnerRef(const ReplicationController& rc);
 // A pod to create for `rc` from its template (generateName "<rc name>-", owner reference); the

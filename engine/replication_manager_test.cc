@@ -77,11 +77,30 @@ class ScriptedWorld {
           held_deletes_.push_back(HeldCall{p, name, std::move(done)});
           if (!hold_deletes_) CompleteDeletes(held_deletes_.size());
         });
+    ON_CALL(pods, Get(_, _, _))
+        .WillByDefault([this](const std::string& ns, const std::string& name, Callback<Result<PodPtr>> done) {
+          ++pod_gets_;
+          auto it = pods_.find(ns + "/" + name);
+          if (it == pods_.end()) {
+            Reply(done, Result<PodPtr>(Status(Code::kNotFound, "no")));
+          } else {
+            Reply(done, Result<PodPtr>(it->second));
+          }
+        });
     ON_CALL(pods, Update(_, _)).WillByDefault([this](Pod pod, Callback<Result<PodPtr>> done) {
       ++update_calls_;
       std::string key = KeyOf(pod.metadata);
       if (pods_.count(key) == 0) {
         Reply(done, Result<PodPtr>(Status(Code::kNotFound, "gone")));
+        return;
+      }
+      if (auto err = update_errors_.find(pod.metadata.name); err != update_errors_.end()) {
+        Reply(done, Result<PodPtr>(err->second));
+        return;
+      }
+      if (!pod.metadata.resource_version.empty() &&
+          pod.metadata.resource_version != pods_.at(key)->metadata.resource_version) {
+        Reply(done, Result<PodPtr>(Status(Code::kConflict, "the object has been modified")));
         return;
       }
       PodPtr stored = Store(std::move(pod));
@@ -132,7 +151,8 @@ class ScriptedWorld {
   // Replies never run inline (the ApiClient contract): they go through the loop.
   template <typename R>
   void Reply(Callback<R> done, R r) {
-    loop_->Post([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+    loop_->Schedule(reply_delay_,
+                    [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
   }
 
   PodPtr Store(Pod pod) {
@@ -192,6 +212,30 @@ class ScriptedWorld {
     }
   }
 
+  // Deletes a controller; `notify`: the watch delivers the delete (else the manager's cache is stale).
+  void DeleteController(const std::string& name, bool notify) {
+    auto it = controllers_.find("default/" + name);
+    ASSERT_NE(it, controllers_.end());
+    controllers_.erase(it);
+    ++rv_;
+    if (notify && rc_watch_) {
+      WatchResponse resp;
+      KeyValue kv;
+      kv.key = "/registry/controllers/default/" + name;
+      kv.mod_revision = rv_;
+      resp.events.push_back(WatchEvent{WatchEvent::Type::kDelete, kv, std::nullopt});
+      rc_watch_(resp);
+    }
+  }
+  int ActivePodsOwnedBy(const std::string& uid) const {
+    int n = 0;
+    for (auto& [k, p] : pods_) {
+      const OwnerReference* ref = p->metadata.ControllerRef();
+      if (ref && ref->uid == uid && IsActive(*p)) ++n;
+    }
+    return n;
+  }
+
   void CompleteCreates(size_t n, Status error = Status()) {
     for (size_t i = 0; i < n && !held_creates_.empty(); ++i) {
       HeldCall call = std::move(held_creates_.front());
@@ -235,7 +279,12 @@ class ScriptedWorld {
       PodPtr last = it->second;
       pods_.erase(it);
       ++rv_;
-      Reply(call.done, Result<PodPtr>(last));
+      if (applied_delete_timeouts_ > 0) {
+        --applied_delete_timeouts_;  // applied, but the reply is lost
+        Reply(call.done, Result<PodPtr>(Status(Code::kTimeout, "deadline exceeded")));
+      } else {
+        Reply(call.done, Result<PodPtr>(last));
+      }
       Emit(ApiWatchEvent<Pod>::Type::kDeleted, last);
     }
   }
@@ -266,6 +315,10 @@ class ScriptedWorld {
   bool hold_deletes_ = false;
   bool deliver_events_ = true;
   int list_failures_ = 0;
+  int applied_delete_timeouts_ = 0;
+  int pod_gets_ = 0;
+  Duration reply_delay_ = Duration::zero();
+  std::map<std::string, Status> update_errors_;  // by pod name
   int status_conflicts_ = 0;
   int create_calls_ = 0;
   int update_calls_ = 0;
@@ -355,7 +408,7 @@ TEST_F(ReplicationManagerTest, DoubleCreationWhenPodListLags) {
   loop_.RunFor(std::chrono::seconds(31));
   EXPECT_EQ(world_.create_calls_, 3);
   EXPECT_EQ(world_.ActivePodsOf("web"), 3);
-  EXPECT_TRUE(manager_->expectations().Satisfied("default/web"));
+  EXPECT_TRUE(manager_->expectations().Satisfied("uid-default-web"));
 }
 
 TEST_F(ReplicationManagerTest, TimedOutCreateHoldsExpectationsOnlyForTheGrace) {
@@ -389,7 +442,7 @@ TEST_F(ReplicationManagerTest, CreateErrorsAreNotIgnored) {
   EXPECT_EQ(manager_->metrics().create_errors, 1u);
   EXPECT_EQ(manager_->metrics().sync_errors, 1u);
   EXPECT_EQ(manager_->metrics().requeues, 1u);
-  EXPECT_TRUE(manager_->expectations().Satisfied("default/web"));
+  EXPECT_TRUE(manager_->expectations().Satisfied("uid-default-web"));
   Settle();  // requeued after backoff, converges
   EXPECT_EQ(world_.ActivePodsOf("web"), 7);
   EXPECT_EQ(manager_->metrics().creates, 7u);
@@ -569,6 +622,204 @@ TEST_F(ReplicationManagerTest, ScalesUpThenDown) {
   EXPECT_EQ(world_.ActivePodsOf("web"), 2);
   EXPECT_EQ(world_.statuses_.back().replicas, 2);
   EXPECT_EQ(world_.statuses_.back().observed_generation, 2);
+}
+
+// --- Regression tests of the engine bugs of issue 9 and the manager findings of issue 7. ---
+
+ReplicationController Successor(const std::string& name, int replicas) {
+  ReplicationController rc = MakeRc(name, replicas);
+  rc.metadata.uid = "uid-" + name + "-successor";
+  return rc;
+}
+
+// Engine bug 1: a controller recreated under the same name (its delete missed) inherited the old
+// one's pending expectations and waited the full 5-minute timeout.
+TEST_F(ReplicationManagerTest, RecreatedControllerInheritsOldExpectations) {
+  world_.PutController(MakeRc("web", 3));
+  world_.deliver_events_ = false;  // the old controller's creates are never observed
+  StartManager();
+  Settle();
+  ASSERT_EQ(world_.create_calls_, 3);
+  world_.PutController(Successor("web", 2));  // the delete was missed: the watch shows a new uid
+  loop_.RunFor(std::chrono::seconds(5));
+  EXPECT_EQ(world_.create_calls_, 5);
+  EXPECT_EQ(world_.ActivePodsOwnedBy("uid-web-successor"), 2);
+}
+
+// Engine bug 2: with slow API calls, a sync that began before its controller was deleted recorded
+// expectations (and created pods) afterwards; the successor of the same name then stalled.
+TEST_F(ReplicationManagerTest, InFlightSyncRecreatesExpectationsAfterDelete) {
+  world_.reply_delay_ = std::chrono::milliseconds(150);
+  world_.PutController(MakeRc("web", 3));
+  world_.AddPod("orphan", {{"app", "web"}}, nullptr);
+  StartManager();
+  // The pod list lands at 150ms; the first sync's claim call is in flight until ~300ms.
+  loop_.RunFor(std::chrono::milliseconds(200));
+  ASSERT_GE(world_.rc_gets_ + world_.update_calls_, 1);
+  ASSERT_EQ(world_.create_calls_, 0);
+  world_.DeleteController("web", /*notify=*/true);
+  world_.PutController(Successor("web", 3));
+  loop_.RunFor(std::chrono::seconds(5));
+  // Nothing created for the dead one (the orphan may have been adopted by it: its GET was served
+  // before the delete), and the successor is not stalled by the dead one's expectations.
+  EXPECT_EQ(world_.ActivePodsOwnedBy("uid-web-successor"), 3);
+  EXPECT_EQ(world_.create_calls_, 3);
+  EXPECT_TRUE(manager_->expectations().Satisfied("uid-web-successor"));
+}
+
+// Engine bug 3: a controller already deleted (the cache does not know yet) adopted orphans and
+// created pods that its successor then duplicated.
+TEST_F(ReplicationManagerTest, DeletedControllerAdoptsOrphans) {
+  ReplicationController rc = MakeRc("web", 2);
+  world_.PutController(rc);
+  world_.DeleteController("web", /*notify=*/false);
+  world_.AddPod("orphan", {{"app", "web"}}, nullptr);
+  StartManager();
+  Settle();
+  EXPECT_EQ(world_.update_calls_, 0);
+  EXPECT_EQ(world_.pods_.at("default/orphan")->metadata.ControllerRef(), nullptr);
+  EXPECT_EQ(world_.create_calls_, 0);
+  // Being deleted (deletionTimestamp set in the API, not yet in the cache): no adoption either.
+  ReplicationController db = MakeRc("db", 1);
+  world_.PutController(db);
+  Settle();
+  db = *world_.controllers_.at("default/db");
+  db.metadata.deletion_timestamp = loop_.Now();
+  db.metadata.resource_version = std::to_string(++world_.rv_);
+  world_.controllers_["default/db"] = std::make_shared<const ReplicationController>(db);
+  int updates = world_.update_calls_;
+  world_.AddPod("db-orphan", {{"app", "db"}}, nullptr);
+  Settle();
+  EXPECT_EQ(world_.update_calls_, updates);
+}
+
+// Engine bug 4: one timed-out create voided the expectations of the creates known to have succeeded,
+// so the next sync (the watch lagging) created them all again.
+TEST_F(ReplicationManagerTest, CreateTimeoutVoidsExpectationsOfSucceededCreates) {
+  world_.PutController(MakeRc("web", 4));
+  world_.deliver_events_ = false;
+  // Batch 1: ok; batch 2: one ok, one timed out (not applied); the slow start stops there.
+  world_.create_errors_ = {Status(), Status(), Status(Code::kTimeout, "maybe")};
+  StartManager();
+  loop_.RunFor(std::chrono::seconds(15));  // past the 10s grace of the timed-out create
+  EXPECT_EQ(world_.create_calls_, 3);      // the two known creates are still expected
+  world_.FlushLaggingEvents();
+  loop_.RunFor(std::chrono::seconds(5));
+  EXPECT_EQ(world_.ActivePodsOf("web"), 4);
+  EXPECT_EQ(world_.create_calls_, 5);
+}
+
+// Engine bug 5: adoption was a whole-object update from a stale cache; its conflict failed the whole
+// sync again and again. A conflict re-reads that one pod and decides again.
+TEST_F(ReplicationManagerTest, AdoptionConflictFailsWholeSync) {
+  StartManager();
+  world_.AddPod("o1", {{"app", "web"}}, nullptr);
+  world_.AddPod("o2", {{"app", "web"}}, nullptr);
+  Settle();
+  world_.deliver_events_ = false;  // the manager's copy of o1 goes stale
+  world_.ModifyPod("default/o1", [](Pod& p) { p.metadata.annotations["touched"] = "yes"; });
+  world_.deliver_events_ = true;
+  world_.PutController(MakeRc("web", 2));
+  Settle();
+  EXPECT_EQ(manager_->metrics().adoptions, 2u);
+  EXPECT_EQ(manager_->metrics().sync_errors, 0u);
+  EXPECT_EQ(world_.update_calls_, 3);  // o1 twice (conflict, then from the re-read), o2 once
+  EXPECT_EQ(world_.pods_.at("default/o1")->metadata.annotations.at("touched"), "yes");  // not overwritten
+  EXPECT_EQ(world_.ActivePodsOwnedBy("uid-default-web"), 2);
+  EXPECT_EQ(world_.create_calls_, 0);
+}
+
+TEST_F(ReplicationManagerTest, AdoptionConflictOnPodAlreadyMineIsSuccess) {
+  ReplicationController rc = MakeRc("web", 1);
+  StartManager();
+  world_.AddPod("o1", {{"app", "web"}}, nullptr);
+  Settle();
+  world_.deliver_events_ = false;  // adopted meanwhile (e.g. by a predecessor whose reply was lost)
+  world_.ModifyPod("default/o1",
+                   [&](Pod& p) { p.metadata.owner_references.push_back(ControllerOwnerRef(rc)); });
+  world_.deliver_events_ = true;
+  world_.PutController(rc);
+  Settle();
+  EXPECT_EQ(manager_->metrics().sync_errors, 0u);
+  EXPECT_EQ(manager_->metrics().adoptions, 0u);
+  EXPECT_EQ(world_.create_calls_, 0);
+  EXPECT_GE(world_.pod_gets_, 1);
+}
+
+// Issue 7, finding 5: one orphan whose adoption fails for good (413 for a 10 MB pod) stalled its
+// controller forever.
+TEST_F(ReplicationManagerTest, OversizedOrphanStallsItsController) {
+  world_.PutController(MakeRc("web", 2));
+  world_.AddPod("huge", {{"app", "web"}}, nullptr);
+  world_.update_errors_["huge"] = Status(Code::kRequestTooLarge, "request entity too large");
+  StartManager();
+  Settle();
+  EXPECT_GE(manager_->metrics().claim_errors, 1u);
+  EXPECT_EQ(manager_->metrics().sync_errors, 0u);
+  EXPECT_EQ(world_.ActivePodsOwnedBy("uid-default-web"), 2);  // it created its replicas
+}
+
+// Engine bug 7: a timed-out delete counted as observed at once; the next sync deleted another pod.
+TEST_F(ReplicationManagerTest, TimedOutDeleteCountedAsObservedAtOnce) {
+  ReplicationController rc = MakeRc("web", 3);
+  world_.PutController(rc);
+  for (int i = 0; i < 3; ++i) world_.AddPod("p" + std::to_string(i), {{"app", "web"}}, &rc);
+  StartManager();
+  Settle();
+  world_.deliver_events_ = false;
+  world_.applied_delete_timeouts_ = 1;
+  rc = *world_.controllers_.at("default/web");
+  rc.spec.replicas = 2;
+  world_.PutController(rc);
+  loop_.RunFor(std::chrono::seconds(5));
+  EXPECT_EQ(world_.deleted_names_.size(), 1u);
+  world_.FlushLaggingEvents();
+  loop_.RunFor(std::chrono::seconds(20));
+  EXPECT_EQ(world_.deleted_names_.size(), 1u);
+  EXPECT_EQ(world_.ActivePodsOf("web"), 2);
+  EXPECT_EQ(world_.create_calls_, 0);
+}
+
+// Engine bug 8: a slow start kept issuing batches after its controller was deleted.
+TEST_F(ReplicationManagerTest, StartedSyncKeepsCreatingAfterDelete) {
+  world_.PutController(MakeRc("web", 100));
+  world_.hold_creates_ = true;
+  StartManager();
+  Settle();
+  world_.CompleteCreates(world_.held_creates_.size());  // batch 1
+  Settle();
+  ASSERT_EQ(world_.held_creates_.size(), 2u);  // batch 2 in flight
+  world_.DeleteController("web", /*notify=*/true);
+  Settle();
+  world_.hold_creates_ = false;
+  world_.CompleteCreates(world_.held_creates_.size());
+  loop_.RunFor(std::chrono::seconds(5));
+  EXPECT_EQ(world_.create_calls_, 3);
+}
+
+// Issue 7, finding 2: a stored controller whose selector does not select its template's labels made
+// the manager create pods without end (none ever counted as its own).
+TEST_F(ReplicationManagerTest, SelectorNotMatchingTemplateCreatesRunaway) {
+  ReplicationController rc = MakeRc("web", 3);
+  rc.spec.template_->metadata.labels = {{"app", "other"}};
+  world_.reply_delay_ = std::chrono::milliseconds(10);  // before the fix: a bounded runaway
+  world_.PutController(rc);
+  StartManager();
+  loop_.RunFor(std::chrono::seconds(70));
+  EXPECT_EQ(world_.create_calls_, 0);
+  EXPECT_GE(manager_->metrics().invalid_controllers, 1u);
+}
+
+// Issue 7, finding 4: negative replicas in a stored controller were acted on as 0 (all pods deleted).
+TEST_F(ReplicationManagerTest, NegativeReplicasDeletesAllPods) {
+  ReplicationController rc = MakeRc("web", -1);
+  world_.PutController(rc);
+  for (int i = 0; i < 3; ++i) world_.AddPod("p" + std::to_string(i), {{"app", "web"}}, &rc);
+  StartManager();
+  Settle();
+  EXPECT_TRUE(world_.deleted_names_.empty());
+  EXPECT_EQ(world_.ActivePodsOf("web"), 3);
+  EXPECT_GE(manager_->metrics().invalid_controllers, 1u);
 }
 
 TEST(ComputeStatusTest, CountsActiveFullyLabeledReadyAndAvailable) {

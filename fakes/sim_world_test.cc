@@ -174,8 +174,10 @@ std::string DescribeManager(SimWorld& world) {
                     " relists=" + std::to_string(x.relists) + " informer_pods=" +
                     std::to_string(m->pods().size()) + " world_pods=" + std::to_string(world.pod_count());
   for (const std::string& key : world.ControllerKeys()) {
-    out += " " + key + ":sat=" + std::to_string(m->expectations().Satisfied(key)) + ",adds=" +
-           std::to_string(m->expectations().PendingAdds(key));
+    ControllerPtr rc = m->controllers().Get(key);
+    std::string exp_key = rc ? ExpectationsKey(*rc) : key;
+    out += " " + key + ":sat=" + std::to_string(m->expectations().Satisfied(exp_key)) +
+           ",adds=" + std::to_string(m->expectations().PendingAdds(exp_key));
   }
   return out;
 }

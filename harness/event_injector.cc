@@ -55,6 +55,8 @@ void AddMetrics(ManagerMetrics* a, const ManagerMetrics& b) {
   a->relists += b.relists;
   a->malformed_objects += b.malformed_objects;
   a->requeues += b.requeues;
+  a->invalid_controllers += b.invalid_controllers;
+  a->claim_errors += b.claim_errors;
 }
 
 EventInjector::EventInjector(SimWorld* world, const ClusterConfig& cluster, ManagerMetrics* retired_metrics)

@@ -121,7 +121,9 @@ json RunResultToJson(const RunResult& r) {
                   {"releases", r.manager.releases},
                   {"status_updates", r.manager.status_updates},
                   {"relists", r.manager.relists},
-                  {"requeues", r.manager.requeues}};
+                  {"requeues", r.manager.requeues},
+                  {"invalid_controllers", r.manager.invalid_controllers},
+                  {"claim_errors", r.manager.claim_errors}};
   j["trace"] = {{"digest", Hex16(r.trace_digest)}, {"lines", r.trace_lines}};
 
   json events = json::array();
