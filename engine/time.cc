@@ -3,6 +3,12 @@
 #include <cstdio>
 
 namespace rcsim {
+namespace {
+
+constexpr int kMinRfc3339Year = 1678;
+constexpr int kMaxRfc3339Year = 2261;
+
+}  // namespace
 
 std::string FormatRfc3339(TimePoint t) {
   auto secs = std::chrono::floor<std::chrono::seconds>(t);
@@ -26,6 +32,9 @@ std::optional<TimePoint> ParseRfc3339(std::string_view s) {
       consumed != 19) {
     return std::nullopt;
   }
+  // TimePoint counts int64 nanoseconds from 1970, which reach from 1677-09-21 to 2262-04-11: a year
+  // outside [1678, 2261] would wrap (year 9999 came back as 1816), so it is refused.
+  if (y < kMinRfc3339Year || y > kMaxRfc3339Year) return std::nullopt;
   std::size_t pos = 19;
   Duration frac{0};
   if (pos < str.size() && str[pos] == '.') {

@@ -248,6 +248,11 @@ std::string RegistryContext::NewUid() {
   return out;
 }
 
+void RegistryContext::ReportMalformed(const std::string& key, const Status& why) {
+  malformed_values_.fetch_add(1, std::memory_order_relaxed);
+  if (log_) log_("registry: skipping " + key + ": its stored value does not decode: " + why.message());
+}
+
 std::string RegistryContext::RandomSuffix(int n) {
   static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
   std::string out;
@@ -311,14 +316,16 @@ class RegistryWatchImpl final : public RegistryWatch {
     // False if the watch ended.
     bool Translate(const WatchEvent& ev) {
       using Type = typename ApiWatchEvent<T>::Type;
+      // A value that does not decode is skipped and reported, as a list leaves it out: the watch
+      // goes on. The client saw the previous state (if any) as it was: it becomes absent.
       Ptr prev;
       if (ev.prev_kv) {
         auto p = registry->Stored(ev.prev_kv->value, ev.prev_kv->key);
         if (!p.ok()) {
-          Fail(p.status());
-          return false;
+          registry->context()->ReportMalformed(ev.prev_kv->key, p.status());
+        } else if (MatchesOptions((*p)->metadata, opts)) {
+          prev = std::move(*p);
         }
-        if (MatchesOptions((*p)->metadata, opts)) prev = std::move(*p);
       }
       const int64_t rev = ev.kv.mod_revision;
       if (ev.type == WatchEvent::Type::kDelete) {
@@ -327,8 +334,9 @@ class RegistryWatchImpl final : public RegistryWatch {
       }
       auto cur = registry->Stored(ev.kv.value, ev.kv.key);
       if (!cur.ok()) {
-        Fail(cur.status());
-        return false;
+        registry->context()->ReportMalformed(ev.kv.key, cur.status());
+        if (prev) Emit(Type::kDeleted, registry->WithRevision(ev.kv.key, prev, rev, false));
+        return true;
       }
       if (MatchesOptions((*cur)->metadata, opts)) {
         Emit(prev ? Type::kModified : Type::kAdded,
@@ -446,7 +454,10 @@ Result<ObjectList<T>> ResourceRegistry<T>::List(const std::string& ns, const Lis
     out.resource_version = std::to_string(r->revision);
     for (const KeyValue& kv : r->kvs) {
       auto obj = FromKv(kv);
-      if (!obj.ok()) return obj.status();
+      if (!obj.ok()) {
+        ctx_->ReportMalformed(kv.key, obj.status());
+        continue;
+      }
       if (MatchesOptions((*obj)->metadata, opts)) out.items.push_back(std::move(*obj));
     }
     return out;
@@ -478,6 +489,11 @@ Result<ObjectList<T>> ResourceRegistry<T>::List(const std::string& ns, const Lis
                       "The provided continue parameter is too old to display a consistent list "
                       "result. You can start a new list without the continue parameter.");
       }
+      if (r.status().code() == Code::kFutureRevision) {  // only a forged token names one
+        return Status(Code::kGone,
+                      "The provided continue parameter names a revision newer than the store's. You "
+                      "can start a new list without the continue parameter.");
+      }
       return r.status();
     }
     if (revision == 0) revision = r->revision;
@@ -485,11 +501,17 @@ Result<ObjectList<T>> ResourceRegistry<T>::List(const std::string& ns, const Lis
       const KeyValue& kv = r->kvs[i];
       if (filtered) {
         auto stored = Stored(kv.value, kv.key);
-        if (!stored.ok()) return stored.status();
+        if (!stored.ok()) {
+          ctx_->ReportMalformed(kv.key, stored.status());
+          continue;
+        }
         if (!MatchesOptions((*stored)->metadata, opts)) continue;
       }
       auto obj = FromKv(kv);
-      if (!obj.ok()) return obj.status();
+      if (!obj.ok()) {
+        ctx_->ReportMalformed(kv.key, obj.status());
+        continue;
+      }
       out.items.push_back(std::move(*obj));
       if (opts.limit > 0 && static_cast<int64_t>(out.items.size()) == opts.limit) {
         if (i + 1 < r->kvs.size() || r->more) {
@@ -650,6 +672,28 @@ template <typename T>
 Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Delete(const std::string& ns,
                                                                      const std::string& name,
                                                                      const DeleteOptions& opts) {
+  auto r = DeleteReporting(ns, name, opts);
+  if (!r.ok()) return r.status();
+  return std::move(r->object);
+}
+
+template <typename T>
+typename ResourceRegistry<T>::DeleteOutcome ResourceRegistry<T>::DeletedOutcome(const KeyValue& kv,
+                                                                                int64_t revision) {
+  auto obj = FromKv(kv);
+  if (obj.ok()) return DeleteOutcome{std::move(*obj), Status::Ok()};
+  auto minimal = std::make_shared<T>();
+  const std::string_view rest = std::string_view(kv.key).substr(Traits<T>::Prefix("").size());
+  const std::size_t slash = rest.find('/');
+  minimal->metadata.namespace_ = std::string(rest.substr(0, slash));
+  if (slash != std::string_view::npos) minimal->metadata.name = std::string(rest.substr(slash + 1));
+  minimal->metadata.resource_version = std::to_string(revision);
+  return DeleteOutcome{std::move(minimal), obj.status()};
+}
+
+template <typename T>
+Result<typename ResourceRegistry<T>::DeleteOutcome> ResourceRegistry<T>::DeleteReporting(
+    const std::string& ns, const std::string& name, const DeleteOptions& opts) {
   if (ns.empty() || name.empty()) return NotFound<T>(name);
   const std::string key = Traits<T>::Prefix(ns) + name;
   if (opts.precondition_uid.empty() && opts.precondition_resource_version.empty()) {
@@ -660,16 +704,20 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Delete(const std:
     auto r = ctx_->store()->DeleteRange(del);
     if (!r.ok()) return r.status();
     if (r->prev_kvs.empty()) return NotFound<T>(name);
-    return FromKv(r->prev_kvs.front());
+    return DeletedOutcome(r->prev_kvs.front(), r->prev_kvs.front().mod_revision);
   }
   for (int attempt = 0; attempt < kUpdateAttempts; ++attempt) {
     auto got = ctx_->store()->Get(key);
     if (!got.ok()) return got.status();
     if (!got->has_value()) return NotFound<T>(name);
     const KeyValue& kv = **got;
-    auto obj = FromKv(kv);
-    if (!obj.ok()) return obj.status();
-    const ObjectMeta& meta = (*obj)->metadata;
+    DeleteOutcome outcome = DeletedOutcome(kv, kv.mod_revision);
+    const ObjectMeta& meta = outcome.object->metadata;
+    if (!opts.precondition_uid.empty() && !outcome.decode_error.ok()) {
+      return Status(Code::kConflict, "Precondition failed: UID in precondition: " + opts.precondition_uid +
+                                         ", but the stored object does not decode (" +
+                                         outcome.decode_error.message() + ")");
+    }
     if (!opts.precondition_uid.empty() && opts.precondition_uid != meta.uid) {
       return Status(Code::kConflict, "Precondition failed: UID in precondition: " +
                                          opts.precondition_uid +
@@ -689,7 +737,7 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Delete(const std:
     txn.success.push_back(TxnOp::Delete(std::move(del)));
     auto r = ctx_->store()->Txn(txn);
     if (!r.ok()) return r.status();
-    if (r->succeeded) return std::move(*obj);
+    if (r->succeeded) return outcome;
   }
   return Conflict<T>(name);
 }
@@ -701,12 +749,13 @@ Result<std::unique_ptr<RegistryWatch>> ResourceRegistry<T>::Watch(const std::str
                                                                   EventCallback on_event) {
   using Impl = RegistryWatchImpl<T>;
   const bool initial = resource_version.empty() || resource_version == "0";
-  int64_t start_revision = 0;
+  int64_t requested = 0;
   if (!initial) {
     auto rv = ParseResourceVersion(resource_version);
     if (!rv.ok()) return rv.status();
-    start_revision = *rv + 1;
+    requested = *rv;
   }
+  int64_t start_revision = 0;
   auto state = std::make_shared<typename Impl::State>();
   state->registry = this;
   state->opts.label_selector = opts.label_selector;
@@ -734,6 +783,19 @@ Result<std::unique_ptr<RegistryWatch>> ResourceRegistry<T>::Watch(const std::str
     if (!r.ok()) return r.status();
     listed = std::move(*r);
     start_revision = listed.revision + 1;
+  } else {
+    // A resourceVersion no list ever returned (forged, or from before etcd was restored) would wait
+    // for a revision that may never come (and INT64_MAX + 1 overflows): the client must re-list.
+    RangeRequest now;  // one key, for the store's revision: O(1), unlike counting the prefix
+    now.key = wreq.key;
+    now.keys_only = true;
+    auto r = ctx_->store()->Range(now);
+    if (!r.ok()) return r.status();
+    if (requested > r->revision) {
+      return Status(Code::kGone, "too large resource version: " + resource_version +
+                                     ", current: " + std::to_string(r->revision));
+    }
+    start_revision = requested + 1;
   }
   wreq.start_revision = start_revision;
   auto impl = std::make_unique<Impl>(state);
@@ -743,8 +805,8 @@ Result<std::unique_ptr<RegistryWatch>> ResourceRegistry<T>::Watch(const std::str
   for (const KeyValue& kv : listed.kvs) {
     auto stored = Stored(kv.value, kv.key);
     if (!stored.ok()) {
-      state->Fail(stored.status());
-      break;
+      ctx_->ReportMalformed(kv.key, stored.status());
+      continue;
     }
     if (!MatchesOptions((*stored)->metadata, state->opts)) continue;
     state->Emit(ApiWatchEvent<T>::Type::kAdded, WithRevision(kv.key, *stored, kv.mod_revision, true));

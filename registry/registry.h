@@ -27,6 +27,7 @@
 #ifndef RCSIM_REGISTRY_REGISTRY_H_
 #define RCSIM_REGISTRY_REGISTRY_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -51,10 +52,21 @@ class RegistryWatch {
   virtual ~RegistryWatch() = default;
 };
 
+// Receives one line per notable event the registry handles without failing the request (a stored
+// value that does not decode and was skipped). Called from any thread, concurrently.
+using RegistryLog = std::function<void(std::string_view line)>;
+
 // Shared by the registries of one Registry: the clock and the guarded Rng.
 class RegistryContext {
  public:
   RegistryContext(Store* store, Clock* clock, Rng* rng) : store_(store), clock_(clock), rng_(rng) {}
+
+  // A stored value under `key` did not decode (`why`) and was left out of a list or a watch: counted
+  // in malformed_values() and logged. kube-apiserver likewise reports and skips such objects.
+  void ReportMalformed(const std::string& key, const Status& why);
+  uint64_t malformed_values() const { return malformed_values_.load(std::memory_order_relaxed); }
+  // Set before the registry is used concurrently (the apiserver sets it at start-up).
+  void set_log(RegistryLog log) { log_ = std::move(log); }
 
   Store* store() const { return store_; }
   TimePoint Now() const { return clock_->Now(); }
@@ -68,6 +80,8 @@ class RegistryContext {
   Clock* const clock_;
   std::mutex rng_mu_;
   Rng* const rng_;  // guarded by rng_mu_
+  std::atomic<uint64_t> malformed_values_{0};
+  RegistryLog log_;  // written only before concurrent use
 };
 
 // One resource type; T is Pod or ReplicationController (explicitly instantiated in registry.cc).
@@ -84,12 +98,23 @@ class ResourceRegistry {
   Result<Ptr> Get(const std::string& ns, const std::string& name);
   // ns "" lists all namespaces. Items are in key order (namespace, then name); resource_version is
   // the store revision the list (and every page of a continued list) was read at. A continue token
-  // whose revision has been compacted gives kGone.
+  // whose revision has been compacted, or is newer than the store's (forged), gives kGone. A stored
+  // value that does not decode is left out (reported through ReportMalformed), never fatal.
   Result<ObjectList<T>> List(const std::string& ns, const ListOptions& opts);
   Result<Ptr> Create(const std::string& ns, T object);
   Result<Ptr> Update(T object);
   Result<Ptr> UpdateStatus(T object);
   Result<Ptr> Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts);
+  // Delete, also telling whether the deleted value was undecodable. Such a value is still deleted
+  // (that is how an operator gets rid of it): `object` then holds only the name, namespace and
+  // resourceVersion (of the deleted revision), and `decode_error` says why it did not decode (Delete
+  // returns that minimal object). A uid precondition cannot be checked on it: kConflict.
+  struct DeleteOutcome {
+    Ptr object;
+    Status decode_error;  // non-OK: the stored value did not decode
+  };
+  Result<DeleteOutcome> DeleteReporting(const std::string& ns, const std::string& name,
+                                        const DeleteOptions& opts);
 
   // Watches objects of namespace `ns` ("" = all) matching `opts` (label selector and metadata.name;
   // limit/continue are ignored) after `resource_version`. "" or "0": first one ADDED per current
@@ -97,6 +122,9 @@ class ResourceRegistry {
   // A change that makes an object stop matching is DELETED (the last matching state), one that
   // makes it start matching is ADDED. If `resource_version` has been compacted the callback gets one
   // kError event with kGone and the watch ends; any store error likewise ends it with one kError.
+  // A resource_version newer than the store's revision (a forged or restored one) is kGone too,
+  // returned: the client must re-list. A stored value that does not decode is skipped (reported
+  // through ReportMalformed); if the object matched before, its last good state is DELETED.
   // Errors in the arguments (malformed resource_version) are returned, not delivered.
   // on_event runs with the watch's delivery lock held: it must not destroy this watch (hand the
   // event to an executor instead, as InProcessApiClient does). Watches must not outlive the registry.
@@ -113,6 +141,7 @@ class ResourceRegistry {
   Ptr WithRevision(const std::string& key, const Ptr& stored, int64_t revision, bool cache);
   // The object of a stored kv with resourceVersion = its mod_revision.
   Result<Ptr> FromKv(const KeyValue& kv);
+  RegistryContext* context() const { return ctx_; }
 
   // Read-modify-write of one key, as Kubernetes' GuaranteedUpdate. `mutate` builds the new object
   // from the stored one (which has no resourceVersion) or fails; it may be called again after a
@@ -135,6 +164,9 @@ class ResourceRegistry {
     Ptr object;            // `stored` with resourceVersion = revision
   };
   std::size_t SlotIndex(std::string_view key, int64_t revision) const;
+  // What deleting `kv` removed: its object, or a minimal one (name and namespace from the key) and
+  // the decode error when its value does not decode.
+  DeleteOutcome DeletedOutcome(const KeyValue& kv, int64_t revision);
   // The stored object `key` held at `revision`, if still cached.
   Ptr CachedStored(const std::string& key, int64_t revision);
   enum class Attempt {
@@ -163,6 +195,10 @@ class Registry {
 
   ResourceRegistry<Pod>& pods() { return pods_; }
   ResourceRegistry<ReplicationController>& controllers() { return controllers_; }
+  // Where skipped malformed values are logged (none by default); set before concurrent use.
+  void set_log(RegistryLog log) { ctx_.set_log(std::move(log)); }
+  // Stored values skipped by lists and watches because they did not decode, since start.
+  uint64_t malformed_values() const { return ctx_.malformed_values(); }
 
   // The /scale subresource of a controller. status_selector is FormatSelectorMap(spec.selector).
   Result<Scale> GetScale(const std::string& ns, const std::string& name);

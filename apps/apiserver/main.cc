@@ -19,6 +19,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "backends/etcd/etcd_store.h"
@@ -234,6 +235,11 @@ int Main(int argc, char** argv) {
     Result<RangeResponse> r = etcd->Range(probe);
     return r.ok() ? Status::Ok() : Status(Code::kUnavailable, r.status().message());
   };
+  std::mutex log_mu;
+  registry.set_log([&log_mu](std::string_view line) {
+    std::lock_guard<std::mutex> lock(log_mu);
+    std::cerr << "apiserver: " << line << "\n";
+  });
   Compactor compactor(store->get(), std::chrono::seconds(flags.compaction_interval_seconds));
   HttpServer server(&registry, &clock, options);
   if (Status s = server.Start(); !s.ok()) {

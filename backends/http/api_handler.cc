@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -341,7 +342,10 @@ class ResourceRoutes {
     ApiOutcome out;
     if (q_.Has("timeoutSeconds")) {
       int64_t secs = 0;
-      if (!ParseInt(q_.Get("timeoutSeconds"), &secs) || secs < 0) {
+      // Seconds beyond what a nanosecond Duration holds would wrap negative.
+      constexpr int64_t kMaxTimeoutSeconds =
+          std::chrono::duration_cast<std::chrono::seconds>(Duration::max()).count();
+      if (!ParseInt(q_.Get("timeoutSeconds"), &secs) || secs < 0 || secs > kMaxTimeoutSeconds) {
         return Respond(
             ErrorResponse(Code::kBadRequest, "invalid timeoutSeconds: " + q_.Get("timeoutSeconds")));
       }
@@ -469,7 +473,21 @@ class ResourceRoutes {
         if (rv != pre->end() && rv->is_string()) opts.precondition_resource_version = *rv;
       }
     }
-    return Object(reg_->Delete(ns, name, opts));
+    auto r = reg_->DeleteReporting(ns, name, opts);
+    if (!r.ok()) return ErrorResponse(r.status());
+    if (!r->decode_error.ok()) {
+      // Deleted, but there is no object to return: say what happened, as a success Status.
+      const char* resource = std::is_same_v<T, Pod> ? "pods" : "replicationcontrollers";
+      return JsonResponse(
+          200, {{"kind", "Status"},
+                {"apiVersion", "v1"},
+                {"metadata", json::object()},
+                {"status", "Success"},
+                {"message", std::string("deleted ") + resource + " \"" + name +
+                                "\", whose stored value did not decode: " + r->decode_error.message()},
+                {"details", {{"name", name}, {"kind", resource}}}});
+    }
+    return Object(r->object);
   }
 
  private:

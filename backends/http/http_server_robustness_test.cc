@@ -179,5 +179,85 @@ TEST_F(HttpServerRobustnessTest, ModeratelyNestedPatchIsDecodedNormally) {
   EXPECT_EQ(ok.Json()["metadata"]["labels"]["x"], "1");
 }
 
+// Finding 3 over HTTP: one value in etcd that does not decode made GET /pods answer 500 for every
+// client. The list leaves it out; a watch started after it streams the good objects.
+TEST_F(HttpServerRobustnessTest, MalformedStoredPodIsLeftOutOfListsAndWatches) {
+  ASSERT_EQ(Do(http::verb::post, kPods, PodJson("a").dump()).status, 201);
+  PutRequest put;
+  put.key = "/registry/pods/default/bad";
+  put.value = Value(std::string("{not json"));
+  ASSERT_TRUE(store_.Put(put).ok());
+  Reply list = Do(http::verb::get, kPods);
+  ASSERT_EQ(list.status, 200) << list.body;
+  ASSERT_EQ(list.Json()["items"].size(), 1u);
+  EXPECT_EQ(list.Json()["items"][0]["metadata"]["name"], "a");
+  Reply all = Do(http::verb::get, "/api/v1/pods?labelSelector=app%3Dweb");
+  ASSERT_EQ(all.status, 200) << all.body;
+  EXPECT_EQ(all.Json()["items"].size(), 1u);
+  EXPECT_GE(registry_.malformed_values(), 2u);
+}
+
+// Finding 7: DELETE of an undecodable stored object answered 500 although it deleted it. It answers
+// 200 with a success Status that says so, and the key is gone.
+TEST_F(HttpServerRobustnessTest, DeleteOfUndecodableStoredObjectAnswers200Status) {
+  PutRequest put;
+  put.key = "/registry/controllers/default/bad";
+  put.value = Value(std::string("[1,2,3]"));
+  ASSERT_TRUE(store_.Put(put).ok());
+  Reply r = Do(http::verb::delete_, kRcs + "/bad");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = r.Json();
+  EXPECT_EQ(j["kind"], "Status");
+  EXPECT_EQ(j["status"], "Success");
+  EXPECT_EQ(j["details"]["name"], "bad");
+  EXPECT_EQ(j["details"]["kind"], "replicationcontrollers");
+  EXPECT_NE(j["message"].get<std::string>().find("did not decode"), std::string::npos);
+  EXPECT_EQ(Do(http::verb::get, kRcs + "/bad").status, 404);
+  EXPECT_EQ(Do(http::verb::delete_, kRcs + "/bad").status, 404);
+}
+
+// Finding 7: watch parameters that overflow, and a forged continue token naming a future revision
+// (504 before), are client errors: 4xx with a Status.
+TEST_F(HttpServerRobustnessTest, OverflowingWatchAndListParametersAre4xx) {
+  ASSERT_EQ(Do(http::verb::post, kPods, PodJson("a").dump()).status, 201);
+  struct Case {
+    std::string target;
+    int want;
+  };
+  const std::vector<Case> cases = {
+      {kPods + "?watch=1&timeoutSeconds=9223372037", 400},
+      {kPods + "?watch=1&timeoutSeconds=99999999999999999999", 400},
+      {kPods + "?watch=1&resourceVersion=9223372036854775807", 410},
+      {kPods + "?watch=1&resourceVersion=9223372036854775808", 400},
+      {kPods + "?watch=1&resourceVersion=1000000", 410},
+      {kPods + "?limit=1&continue=OTk5OTk5Ong", 410},  // base64url("999999:x")
+      {kPods + "?limit=9223372036854775808", 400},
+  };
+  for (const Case& c : cases) {
+    Reply r = Do(http::verb::get, c.target);
+    EXPECT_EQ(r.status, c.want) << c.target << ": " << r.body;
+    EXPECT_EQ(r.Json()["kind"], "Status") << c.target;
+  }
+  // A timeout that fits is accepted; the stream ends when it passes.
+  Reply ok = Do(http::verb::get, kPods + "?watch=1&timeoutSeconds=1");
+  EXPECT_EQ(ok.status, 200) << ok.body;
+}
+
+// Finding 7: status.startTime of year 9999 was stored as 1816. It is refused with 400, nothing stored.
+TEST_F(HttpServerRobustnessTest, TimestampOutsideRepresentableYearsIs400NotWrapped) {
+  Reply created = Do(http::verb::post, kPods, PodJson("a").dump());
+  ASSERT_EQ(created.status, 201);
+  const std::string before = Snapshot();
+  json pod = created.Json();
+  pod["status"]["startTime"] = "9999-12-31T23:59:59Z";
+  Reply r = Do(http::verb::put, kPods + "/a/status", pod.dump());
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(r.Json()["kind"], "Status");
+  json fresh = PodJson("b");
+  fresh["metadata"]["creationTimestamp"] = "1000-01-01T00:00:00Z";
+  EXPECT_EQ(Do(http::verb::post, kPods, fresh.dump()).status, 400);
+  EXPECT_EQ(Snapshot(), before);
+}
+
 }  // namespace
 }  // namespace rcsim
