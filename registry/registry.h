@@ -138,10 +138,13 @@ class ResourceRegistry {
   // `stored` with resourceVersion = revision. With `cache`, the copy is shared through a bounded
   // cache keyed by (key, revision), so one write is copied once, not once per reader or watcher;
   // only pass cache=true when `stored` is the object the key held at `revision` (or was deleted at).
+  // The cache holds at most 64 MiB of objects (ApproxObjectBytes) per resource.
   Ptr WithRevision(const std::string& key, const Ptr& stored, int64_t revision, bool cache);
   // The object of a stored kv with resourceVersion = its mod_revision.
   Result<Ptr> FromKv(const KeyValue& kv);
   RegistryContext* context() const { return ctx_; }
+  // What the result cache holds now (ApproxObjectBytes), for tests and memory accounting.
+  std::size_t cached_bytes();
 
   // Read-modify-write of one key, as Kubernetes' GuaranteedUpdate. `mutate` builds the new object
   // from the stored one (which has no resourceVersion) or fails; it may be called again after a
@@ -162,6 +165,7 @@ class ResourceRegistry {
     int64_t revision = 0;  // 0: empty slot
     Ptr stored;            // without resourceVersion
     Ptr object;            // `stored` with resourceVersion = revision
+    std::size_t bytes = 0;  // ApproxObjectBytes of both, counted in cache_bytes_
   };
   std::size_t SlotIndex(std::string_view key, int64_t revision) const;
   // What deleting `kv` removed: its object, or a minimal one (name and namespace from the key) and
@@ -184,8 +188,11 @@ class ResourceRegistry {
   RegistryContext* const ctx_;
 
   std::mutex cache_mu_;
-  // Direct-mapped by (key, revision); a collision evicts. Guarded by cache_mu_.
+  // Direct-mapped by (key, revision); a collision evicts, and so does the byte budget (in slot order
+  // from cache_hand_). Guarded by cache_mu_.
   std::vector<CacheSlot> cache_;
+  std::size_t cache_bytes_ = 0;  // guarded by cache_mu_
+  std::size_t cache_hand_ = 0;   // guarded by cache_mu_
 };
 
 class Registry {

@@ -1,6 +1,7 @@
 #include "backends/http/http_server.h"
 
 #include <algorithm>
+#include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -47,6 +48,19 @@ class Gate {
 
 std::string_view AsStd(beast::string_view s) { return std::string_view(s.data(), s.size()); }
 
+// A watcher beyond this share of the global watch buffer budget is the one closed when it is spent.
+constexpr std::size_t kWatchBufferShare = 64 << 10;
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
+
+// A Kubernetes Status body for the codes engine/status.h does not name (429, 431).
+std::string StatusBody(int code, std::string_view reason, std::string_view message) {
+  nlohmann::json j = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", nlohmann::json::object()},
+                      {"status", "Failure"}, {"message", message}, {"reason", reason},
+                      {"code", code}};
+  if (code == 429) j["details"] = {{"retryAfterSeconds", 1}};
+  return j.dump();
+}
+
 }  // namespace
 
 struct HttpServer::Impl {
@@ -58,6 +72,8 @@ struct HttpServer::Impl {
   }
 
   void DoAccept();
+  // Answers 429 on a connection over max_connections and closes it (asynchronously, within 2 s).
+  void RejectConnection(tcp::socket socket);
 
   const HttpServerOptions options;
   TokenAuthenticator tokens;  // --token-file and --token-auth-file together; empty: no auth
@@ -69,6 +85,10 @@ struct HttpServer::Impl {
   std::vector<std::thread> io_threads;
   uint16_t port = 0;
   bool running = false;
+  std::unique_ptr<net::steady_timer> accept_backoff;  // used only by the accept loop
+  std::atomic<int> connections{0};                    // live sessions
+  std::atomic<int> watches{0};                        // live watch streams
+  std::atomic<std::size_t> watch_buffer_bytes{0};     // buffered by every watch stream together
 };
 
 namespace {
@@ -77,7 +97,14 @@ namespace {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, HttpServer::Impl* server)
-      : stream_(std::move(socket)), server_(server), timer_(stream_.get_executor()) {}
+      : stream_(std::move(socket)), server_(server), timer_(stream_.get_executor()) {
+    server_->connections.fetch_add(1);
+  }
+  ~Session() {
+    ReleaseWatch();
+    ReleaseBuffered(buffered_);
+    server_->connections.fetch_sub(1);
+  }
 
   void Start() { DoRead(); }
 
@@ -108,6 +135,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void DoRead() {
     parser_.emplace();
     parser_->body_limit(server_->options.max_body_bytes);
+    parser_->header_limit(static_cast<std::uint32_t>(server_->options.max_header_bytes));
     stream_.expires_after(server_->options.idle_timeout);
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&Session::OnRead, shared_from_this()));
@@ -120,6 +148,13 @@ class Session : public std::enable_shared_from_this<Session> {
       Status s(Code::kRequestTooLarge, "the request body is larger than " +
                                            std::to_string(server_->options.max_body_bytes) + " bytes");
       return WriteResponse(HttpCodeOf(s.code()), "application/json", DumpJson(StatusToJson(s)));
+    }
+    if (ec == http::error::header_limit) {
+      keep_alive_ = false;
+      return WriteResponse(431, "application/json",
+                           StatusBody(431, "RequestHeaderFieldsTooLarge",
+                                      "the request headers are larger than " +
+                                          std::to_string(server_->options.max_header_bytes) + " bytes"));
     }
     if (ec && ec.category() == http::make_error_code(http::error::end_of_stream).category() &&
         ec != http::error::end_of_stream && ec != http::error::partial_message) {
@@ -172,6 +207,18 @@ class Session : public std::enable_shared_from_this<Session> {
       return WriteResponse(out.response.status, out.response.content_type,
                            std::move(out.response.body));
     }
+    if (server_->watches.fetch_add(1) >= server_->options.max_watches) {
+      server_->watches.fetch_sub(1);
+      out.watch.reset();
+      ending_ = true;  // lines the watch queued before it was dropped are ignored
+      keep_alive_ = false;
+      return WriteResponse(429, "application/json",
+                           StatusBody(429, "TooManyRequests",
+                                      "too many watches: the server serves at most " +
+                                          std::to_string(server_->options.max_watches)),
+                           /*retry_after=*/true);
+    }
+    counted_watch_ = true;
     watch_ = std::move(out.watch);
     stream_.expires_never();
     watch_header_.emplace(http::status::ok, version_);
@@ -211,8 +258,31 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnWatchLine(std::string line) {
     if (closed_ || ending_) return;
     pending_ += line;
-    if (pending_.size() > server_->options.max_watch_buffer_bytes) return Close();
+    buffered_ += line.size();
+    const std::size_t total = server_->watch_buffer_bytes.fetch_add(line.size()) + line.size();
+    // A client that does not keep up is closed (it re-lists), rather than buffered without bound.
+    // The initial events (queued before the header could be sent) are a list, bounded by the store.
+    if (header_sent_ &&
+        (pending_.size() > server_->options.max_watch_buffer_bytes ||
+         (total > server_->options.max_total_watch_buffer_bytes && pending_.size() > kWatchBufferShare))) {
+      // Reset rather than linger: the kernel would otherwise keep sending the socket's backlog to a
+      // client that does not read, holding its memory.
+      beast::error_code ignored;
+      stream_.socket().set_option(net::socket_base::linger(true, 0), ignored);
+      return Close();
+    }
     Pump();
+  }
+
+  // Gives back `n` of the bytes this session holds in the server's watch buffer budget.
+  void ReleaseBuffered(std::size_t n) {
+    n = std::min(n, buffered_);
+    buffered_ -= n;
+    server_->watch_buffer_bytes.fetch_sub(n);
+  }
+  void ReleaseWatch() {
+    if (counted_watch_) server_->watches.fetch_sub(1);
+    counted_watch_ = false;
   }
 
   void OnWatchEnd() {
@@ -233,6 +303,7 @@ class Session : public std::enable_shared_from_this<Session> {
                        [self = shared_from_this()](beast::error_code ec, std::size_t) {
                          self->writing_ = false;
                          self->stream_.expires_never();
+                         self->ReleaseBuffered(self->in_flight_.size());
                          if (ec) return self->Close();
                          self->Pump();
                        });
@@ -249,11 +320,12 @@ class Session : public std::enable_shared_from_this<Session> {
     }
   }
 
-  void WriteResponse(int code, std::string_view content_type, std::string body) {
+  void WriteResponse(int code, std::string_view content_type, std::string body, bool retry_after = false) {
     auto res = std::make_shared<http::response<http::string_body>>();
     res->version(version_);
     res->result(static_cast<unsigned>(code));
     res->set(http::field::server, "rcsim-apiserver");
+    if (retry_after) res->set(http::field::retry_after, "1");
     res->set(http::field::content_type, std::string(content_type));
     res->body() = std::move(body);
     res->keep_alive(keep_alive_);
@@ -270,6 +342,10 @@ class Session : public std::enable_shared_from_this<Session> {
     if (closed_) return;
     closed_ = true;
     watch_.reset();
+    ReleaseWatch();
+    pending_.clear();
+    // Bytes of a write still in flight are given back when it completes, the rest now.
+    ReleaseBuffered(writing_ ? buffered_ - std::min(buffered_, in_flight_.size()) : buffered_);
     timer_.cancel();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -294,6 +370,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool header_sent_ = false;
   bool writing_ = false;
   bool ending_ = false;
+  bool counted_watch_ = false;  // counted in server_->watches
+  std::size_t buffered_ = 0;    // bytes of pending_ and in_flight_ counted in watch_buffer_bytes
   char probe_[512];
 };
 
@@ -302,13 +380,83 @@ class Session : public std::enable_shared_from_this<Session> {
 void HttpServer::Impl::DoAccept() {
   acceptor->async_accept(net::make_strand(*ioc), [this](beast::error_code ec, tcp::socket socket) {
     if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
+    if (ec == net::error::no_descriptors || ec == beast::errc::too_many_files_open_in_system ||
+        ec == net::error::no_buffer_space || ec == net::error::no_memory) {
+      // Out of file descriptors (or memory): accepting again at once would spin at full CPU while
+      // the pending connection stays queued. Wait for connections to close.
+      accept_backoff->expires_after(kAcceptBackoff);
+      accept_backoff->async_wait([this](beast::error_code wait_ec) {
+        if (!wait_ec && acceptor->is_open()) DoAccept();
+      });
+      return;
+    }
     if (!ec) {
-      beast::error_code ignored;
-      socket.set_option(tcp::no_delay(true), ignored);
-      std::make_shared<Session>(std::move(socket), this)->Start();
+      if (connections.load() >= options.max_connections) {
+        RejectConnection(std::move(socket));
+      } else {
+        beast::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        std::make_shared<Session>(std::move(socket), this)->Start();
+      }
     }
     DoAccept();
   });
+}
+
+namespace {
+
+// A connection over max_connections: answers 429 and closes gracefully (the request is read and
+// dropped, so the close is not a reset that could destroy the answer), within kRejectTimeout.
+class Rejection : public std::enable_shared_from_this<Rejection> {
+ public:
+  Rejection(tcp::socket socket, std::string response)
+      : socket_(std::move(socket)), timer_(socket_.get_executor()), response_(std::move(response)) {}
+
+  void Start() {
+    timer_.expires_after(std::chrono::seconds(2));
+    timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec) self->Close();
+    });
+    net::async_write(socket_, net::buffer(response_),
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                       if (ec) return self->Close();
+                       beast::error_code ignored;
+                       self->socket_.shutdown(tcp::socket::shutdown_send, ignored);
+                       self->Drain();
+                     });
+  }
+
+ private:
+  void Drain() {
+    socket_.async_read_some(net::buffer(drain_),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (ec) return self->Close();  // EOF: the client has read the answer and closed
+                              self->Drain();
+                            });
+  }
+  void Close() {
+    beast::error_code ignored;
+    timer_.cancel();
+    socket_.close(ignored);
+  }
+
+  tcp::socket socket_;
+  net::steady_timer timer_;
+  std::string response_;
+  char drain_[4096];
+};
+
+}  // namespace
+
+void HttpServer::Impl::RejectConnection(tcp::socket socket) {
+  const std::string body = StatusBody(
+      429, "TooManyRequests",
+      "too many connections: the server serves at most " + std::to_string(options.max_connections));
+  std::string response =
+      "HTTP/1.1 429 Too Many Requests\r\nServer: rcsim-apiserver\r\nContent-Type: application/json\r\n"
+      "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  std::make_shared<Rejection>(std::move(socket), std::move(response))->Start();
 }
 
 HttpServer::HttpServer(Registry* registry, const Clock* clock, HttpServerOptions options)
@@ -338,6 +486,7 @@ Status HttpServer::Start() {
   s.port = s.acceptor->local_endpoint().port();
   s.gate = std::make_shared<Gate>();
   s.workers = std::make_unique<net::thread_pool>(std::max(1, s.options.worker_threads));
+  s.accept_backoff = std::make_unique<net::steady_timer>(*s.ioc);
   s.DoAccept();
   for (int i = 0; i < std::max(1, s.options.io_threads); ++i) {
     s.io_threads.emplace_back([&s] { s.ioc->run(); });
@@ -359,6 +508,7 @@ void HttpServer::Stop() {
   s.gate->Close();    // from here no thread posts into the io_context
   s.workers.reset();
   s.acceptor.reset();
+  s.accept_backoff.reset();
   s.ioc.reset();  // destroys the queued handlers, hence every session, socket and watch
 }
 

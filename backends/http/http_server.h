@@ -10,7 +10,7 @@
 // Watch streams are chunked HTTP responses, one JSON event per line, held open until the client goes
 // away, ?timeoutSeconds (default options.default_watch_timeout) passes or the watch ends with an
 // ERROR event; the connection then closes. A client that falls more than max_watch_buffer_bytes behind
-// is disconnected.
+// is disconnected. Connections, watches, header and body sizes are capped (see HttpServerOptions).
 //
 // Thread-safety: Start/Stop/port from one thread; the server's own work is internally synchronised.
 #ifndef RCSIM_BACKENDS_HTTP_HTTP_SERVER_H_
@@ -46,7 +46,16 @@ struct HttpServerOptions {
   int worker_threads = 8;
   Duration default_watch_timeout = std::chrono::minutes(30);
   Duration idle_timeout = std::chrono::minutes(5);  // idle keep-alive connections are closed
-  std::size_t max_watch_buffer_bytes = 64 << 20;
+  // A watch client that falls this far behind is disconnected (as kube-apiserver closes a watcher
+  // that does not keep up); all watches together may buffer max_total_watch_buffer_bytes, beyond
+  // which the watcher that grows its buffer past 64 KiB is closed.
+  std::size_t max_watch_buffer_bytes = 4 << 20;
+  std::size_t max_total_watch_buffer_bytes = 256 << 20;
+  // Beyond these a request gets 429 TooManyRequests (Retry-After: 1): open connections, live watch
+  // streams. The accept loop backs off (100 ms) when the process is out of file descriptors.
+  int max_connections = 4096;
+  int max_watches = 2048;
+  std::size_t max_header_bytes = 64 << 10;  // larger request headers get 431
   // Serves coordination.k8s.io/v1 Leases when set (not owned; must outlive the server).
   LeaseRegistry* leases = nullptr;
 };

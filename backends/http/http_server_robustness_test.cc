@@ -7,9 +7,11 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -257,6 +259,132 @@ TEST_F(HttpServerRobustnessTest, TimestampOutsideRepresentableYearsIs400NotWrapp
   fresh["metadata"]["creationTimestamp"] = "1000-01-01T00:00:00Z";
   EXPECT_EQ(Do(http::verb::post, kPods, fresh.dump()).status, 400);
   EXPECT_EQ(Snapshot(), before);
+}
+
+// A raw keep-alive connection: sends request bytes, reads whatever comes back.
+class RawConnection {
+ public:
+  explicit RawConnection(uint16_t port) {
+    socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    timeval tv{30, 0};
+    ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  }
+  // One GET on this connection; the response's status, or -1 if the connection ended.
+  int Get(const std::string& target) {
+    const std::string req = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    beast::error_code ec;
+    net::write(socket_, net::buffer(req), ec);
+    if (ec) return -1;
+    http::response_parser<http::string_body> parser;
+    http::read(socket_, buffer_, parser, ec);
+    return ec ? -1 : static_cast<int>(parser.get().result_int());
+  }
+  // Sends a watch request and reads only the response header; false if it is not 200.
+  bool StartWatch(const std::string& target) {
+    const std::string req = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    beast::error_code ec;
+    net::write(socket_, net::buffer(req), ec);
+    if (ec) return false;
+    http::response_parser<http::empty_body> parser;
+    http::read_header(socket_, buffer_, parser, ec);
+    return !ec && parser.get().result_int() == 200;
+  }
+  // Reads until the server closes the connection; the number of bytes read (or -1 on timeout).
+  long ReadToEnd() {
+    long total = static_cast<long>(buffer_.size());
+    char tmp[65536];
+    while (true) {
+      beast::error_code ec;
+      const std::size_t n = socket_.read_some(net::buffer(tmp), ec);
+      total += static_cast<long>(n);
+      if (ec == net::error::eof || ec == net::error::connection_reset) return total;
+      if (ec) return -1;
+    }
+  }
+  tcp::socket& socket() { return socket_; }
+
+ private:
+  net::io_context ioc_;
+  tcp::socket socket_{ioc_};
+  beast::flat_buffer buffer_;
+};
+
+bool Eventually(const std::function<bool()>& pred) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() >= deadline) return pred();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+// Finding 6: connections and watches had no cap. Beyond max_connections a connection gets 429 and is
+// closed; beyond max_watches a watch request gets 429 while plain requests are still served.
+TEST_F(HttpServerRobustnessTest, ConnectionsAndWatchesBeyondTheirCapsGet429) {
+  HttpServerOptions opts;
+  opts.max_connections = 2;
+  opts.max_watches = 1;
+  StartServer(opts);
+  RawConnection watch(port());
+  ASSERT_TRUE(watch.StartWatch(kPods + "?watch=1"));
+  Reply refused_watch = Do(http::verb::get, kPods + "?watch=1");
+  EXPECT_EQ(refused_watch.status, 429) << refused_watch.body;
+  EXPECT_EQ(refused_watch.Json()["reason"], "TooManyRequests");
+
+  // Once the refused connection is gone, a second one is served and held open: the cap is reached.
+  std::unique_ptr<RawConnection> second;
+  ASSERT_TRUE(Eventually([&] {
+    second = std::make_unique<RawConnection>(port());
+    return second->Get(kPods) == 200;
+  }));
+  Reply refused = Do(http::verb::get, kPods);
+  EXPECT_EQ(refused.status, 429) << refused.body;
+  EXPECT_EQ(refused.Json()["code"], 429);
+  second.reset();
+  EXPECT_TRUE(Eventually([&] { return Do(http::verb::get, kPods).status == 200; }));
+}
+
+// Finding 6: a watch client that never reads was buffered up to 64 MB (20 of them: 941 MB RSS). It is
+// closed once it falls max_watch_buffer_bytes behind, and its budget is given back.
+TEST_F(HttpServerRobustnessTest, SlowWatchClientIsClosedNotBufferedWithoutBound) {
+  HttpServerOptions opts;
+  opts.max_watch_buffer_bytes = 256 << 10;
+  StartServer(opts);
+  RawConnection slow(port());
+  int rcvbuf = 4096;  // keep the kernel from absorbing the stream for the client
+  ::setsockopt(slow.socket().native_handle(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+  ASSERT_TRUE(slow.StartWatch(kPods + "?watch=1"));
+  json pod = PodJson("p");
+  pod["metadata"]["annotations"] = {{"blob", std::string(64 << 10, 'x')}};
+  long produced = 0;
+  for (int i = 0; i < 200; ++i) {
+    pod["metadata"]["name"] = "p" + std::to_string(i);
+    const std::string body = pod.dump();
+    ASSERT_EQ(Do(http::verb::post, kPods, body).status, 201);
+    produced += static_cast<long>(body.size());
+  }
+  const long read = slow.ReadToEnd();  // the server hangs up on the slow client
+  ASSERT_GE(read, 0) << "the slow watch was not closed";
+  EXPECT_LT(read, produced / 2);
+  // The server still serves watches to clients that keep up.
+  RawConnection fresh(port());
+  EXPECT_TRUE(fresh.StartWatch(kPods + "?watch=1&timeoutSeconds=1"));
+}
+
+// Finding 6: request headers are bounded (431), as bodies are (413).
+TEST_F(HttpServerRobustnessTest, OversizedRequestHeaderGets431) {
+  RawConnection c(port());
+  const std::string req =
+      "GET " + kPods + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + std::string(128 << 10, 'a') + "\r\n\r\n";
+  beast::error_code ec;
+  net::write(c.socket(), net::buffer(req), ec);
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  http::read(c.socket(), buffer, parser, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(parser.get().result_int(), 431u);
+  EXPECT_EQ(json::parse(parser.get().body(), nullptr, false)["kind"], "Status");
+  EXPECT_EQ(Do(http::verb::get, kPods).status, 200);
 }
 
 }  // namespace

@@ -1,0 +1,22 @@
+// Approximate heap footprint of a typed object, for caches that must stay within a byte budget.
+//
+// Counts sizeof the object plus the characters of its strings and the nodes of its maps and vectors
+// (a fixed overhead each), so it is O(fields) and allocation-free. It under-counts what it does not
+// model; a member holding raw JSON should add its encoded size here when one is added.
+//
+// Thread-safety: pure functions.
+#ifndef RCSIM_REGISTRY_OBJECT_SIZE_H_
+#define RCSIM_REGISTRY_OBJECT_SIZE_H_
+
+#include <cstddef>
+
+#include "engine/types.h"
+
+namespace rcsim {
+
+std::size_t ApproxObjectBytes(const Pod& pod);
+std::size_t ApproxObjectBytes(const ReplicationController& rc);
+
+}  // namespace rcsim
+
+#endif  // RCSIM_REGISTRY_OBJECT_SIZE_H_
