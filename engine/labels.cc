@@ -88,7 +88,8 @@ Result<LabelSelector> LabelSelector::Parse(std::string_view text) {
           start = i + 1;
         }
       }
-      if (r.values.empty() || (r.values.size() == 1 && r.values[0].empty() && inner.empty())) {
+      // `in ()` and `in ( )` alike: Kubernetes refuses an empty set for in/notin.
+      if (r.values.empty() || (r.values.size() == 1 && r.values[0].empty())) {
         return BadTerm(term, "empty value set");
       }
     } else if (std::size_t ne = term.find("!="); ne != std::string_view::npos) {

@@ -40,6 +40,26 @@ TEST(LabelSelectorTest, RejectsMalformed) {
   }
 }
 
+// Found by fuzz/label_selector: "rent in( ),anvi" parsed, printed as "rent in ()", and that text was
+// then refused. A set of blanks is as empty as "()".
+TEST(LabelSelectorTest, FuzzWhitespaceOnlySetIsRefusedLikeEmptySet) {
+  for (const char* bad : {"rent in( ),anvi", "a in ( )", "a notin (\t)"}) {
+    auto s = LabelSelector::Parse(bad);
+    EXPECT_FALSE(s.ok()) << bad;
+  }
+}
+
+// Whatever parses prints as text that parses to the same selector.
+TEST(LabelSelectorTest, PrintedSelectorParsesBack) {
+  for (const char* text : {"a in (x,)", "a notin (b, c),d", "!e,f!=g,h==i"}) {
+    auto s = LabelSelector::Parse(text);
+    ASSERT_TRUE(s.ok()) << text;
+    auto again = LabelSelector::Parse(s->ToString());
+    ASSERT_TRUE(again.ok()) << s->ToString();
+    EXPECT_EQ(again->ToString(), s->ToString());
+  }
+}
+
 TEST(LabelSelectorTest, MapSelector) {
   Labels sel{{"app", "web"}, {"tier", "fe"}};
   EXPECT_TRUE(SelectorMapMatches(sel, {{"app", "web"}, {"tier", "fe"}, {"x", "y"}}));
