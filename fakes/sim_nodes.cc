@@ -407,7 +407,7 @@ class SimNodes::Core : public std::enable_shared_from_this<Core> {
       DeleteOptions opts;
       opts.precondition_uid = pod->metadata.uid;
       api_->pods().Delete(pod->metadata.namespace_, pod->metadata.name, opts,
-                          [weak = weak_from_this(), key](Result<PodPtr> r) {
+                          [weak = weak_from_this(), key = key](Result<PodPtr> r) {
                             auto self = weak.lock();
                             if (!self) return;
                             self->gc_inflight_.erase(key);
