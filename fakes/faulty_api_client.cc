@@ -76,8 +76,10 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
     Duration latency{0};
     bool apply_on_timeout = false;
   };
+  // Counts a call that reached the API (or the faulty connection's answer in its place).
+  void Sent(Verb verb) { ++counters_.calls[static_cast<int>(verb)]; }
+
   Plan Decide(Verb verb) {
-    ++counters_.calls[static_cast<int>(verb)];
     Plan plan;
     const TimePoint now = Now();
     if (partitioned_.Get(now)) {
@@ -118,14 +120,16 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
         });
         return;
       case Plan::Kind::kError:
-        After(plan.latency, [done = std::move(done), verb] {
+        After(plan.latency, [this, done = std::move(done), verb] {
+          Sent(verb);
           done(R(Status(Code::kUnavailable, std::string("injected: unavailable (") + VerbLabel(verb) + ")")));
         });
         return;
       case Plan::Kind::kTimeout:
-        if (plan.apply_on_timeout) {
-          After(plan.latency, [invoke] { invoke([](R) {}); });
-        }
+        After(plan.latency, [this, verb, apply = plan.apply_on_timeout, invoke] {
+          Sent(verb);
+          if (apply) invoke([](R) {});
+        });
         After(timeout_, [done = std::move(done), verb] {
           done(R(Status(Code::kTimeout, std::string("injected: timeout (") + VerbLabel(verb) + ")")));
         });
@@ -133,7 +137,8 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
       case Plan::Kind::kPass:
         break;
     }
-    After(plan.latency, [this, is_list, invoke = std::move(invoke), done = std::move(done)]() mutable {
+    After(plan.latency, [this, verb, is_list, invoke = std::move(invoke), done = std::move(done)]() mutable {
+      Sent(verb);
       invoke([weak = weak_from_this(), epoch = epoch_, is_list, done = std::move(done)](R r) mutable {
         auto self = weak.lock();
         if (!self || self->epoch_ != epoch) return;
@@ -280,6 +285,7 @@ class FaultyResourceClient final : public ResourceClient<T> {
     state->on_event = std::move(on_event);
     state->last_delivery = core_->Now();
     const Core::Plan plan = core_->Decide(Verb::kWatch);
+    if (plan.kind != Core::Plan::Kind::kPartition) core_->Sent(Verb::kWatch);
     auto handle = std::make_unique<Handle>(state, core_->weak_from_this());
     std::weak_ptr<WatchState<T>> weak_state = state;
     switch (plan.kind) {

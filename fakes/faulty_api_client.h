@@ -20,8 +20,11 @@
 // - DropWatches(): ends every active watch now with one kError event (kUnavailable), as when the
 //   connection to the API server breaks; the caller must re-list and re-watch.
 //
-// Counters: calls per verb (every call, faulted or not; UpdateStatus counts as kUpdate), errors
-// injected, timeouts injected (partition included), watches dropped.
+// Counters: calls per verb that reached the API: counted when sent, after the request latency (an
+// injected error or timeout counts too: the connection answered in the API's place; UpdateStatus
+// counts as kUpdate). Calls made while partitioned and calls a crashed caller never sent
+// (AbandonPending) do not count. Also errors injected, timeouts injected (partition included),
+// watches dropped.
 //
 // Thread-safety: none; calls, callbacks and setters run on the Executor's (simulation) thread. The
 // inner client's callbacks must arrive on that thread too (the in-process client posts to it).

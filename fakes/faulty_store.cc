@@ -119,13 +119,24 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
 
   void SetStaleLag(Duration lag) {
     bool start_timeline = false;
+    bool restart_window = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
+      restart_window = lag > Duration::zero() && stale_lag_ <= Duration::zero() && timeline_started_;
       stale_lag_ = lag;
       start_timeline = lag > Duration::zero() && !timeline_started_;
       if (start_timeline) timeline_started_ = true;
     }
     if (start_timeline) StartTimeline();
+    if (restart_window) {
+      // A new stale window never serves a revision older than the one current when it began.
+      auto rev = CurrentRevision(inner_);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (rev.ok()) {
+        timeline_.clear();
+        timeline_.emplace_back(clock_->Now(), *rev);
+      }
+    }
   }
 
   void StartTimeline() {

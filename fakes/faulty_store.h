@@ -15,7 +15,8 @@
 // - stale reads with lag L: a Range at revision 0 is served at the newest revision that was current at
 //   now - L (response revision set to it), and watch responses are delayed by L (on top of the watch
 //   delay). The (time, revision) timeline is recorded by watching the inner store from the moment a lag
-//   is first set; until L has passed since then, reads are served at the revision current when it was set.
+//   is first set; until L has passed since a lag was set (after none), reads are served at the revision
+//   current when it was set: a stale read never predates the start of its window.
 //
 // Thread-safety: the methods are thread-safe; the Rng is used under the wrapper's mutex. Watch handles
 // must be destroyed on the executor's thread (the simulation has only one).

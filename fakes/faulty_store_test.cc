@@ -243,6 +243,28 @@ TEST_F(FaultyStoreTest, StaleReadsServeTheRevisionCurrentLagAgo) {
   EXPECT_GT(r3, r2);
 }
 
+// Simulator bug: a second stale window served revisions from before it began (the timeline kept the
+// first window's entries).
+TEST_F(FaultyStoreTest, StaleReadPredatesTheStartOfItsLag) {
+  store_.set_stale_read_lag(std::chrono::seconds(10));
+  ASSERT_TRUE(Put(store_, "/a/1", "v1").ok());
+  loop_.RunFor(std::chrono::seconds(1));
+  ASSERT_TRUE(Put(store_, "/a/1", "v2").ok());
+  loop_.RunFor(std::chrono::seconds(1));
+  store_.set_stale_read_lag(Duration::zero());
+  loop_.RunFor(std::chrono::seconds(1));
+  const int64_t r3 = Put(store_, "/a/1", "v3")->revision;
+  loop_.RunFor(std::chrono::seconds(1));  // t = 4 s: the second window begins
+  store_.set_stale_read_lag(std::chrono::seconds(10));
+  loop_.RunFor(std::chrono::seconds(1));
+  ASSERT_TRUE(Put(store_, "/a/1", "v4").ok());
+  loop_.RunFor(std::chrono::seconds(1));
+  auto r = store_.Get("/a/1");
+  ASSERT_TRUE(r.ok() && r->has_value());
+  EXPECT_EQ((*r)->value.bytes(), "v3");  // what was current at the window's start, never older
+  EXPECT_EQ(store_.GetPrefix("/a/")->revision, r3);
+}
+
 TEST_F(FaultyStoreTest, StaleLagAlsoDelaysWatchResponses) {
   std::vector<WatchResponse> got;
   auto w = WatchPrefix("/a/", 0, &got);

@@ -37,6 +37,7 @@ ReplicationController ControllerFromConfig(const ControllerConfig& config) {
   rc.metadata.name = config.name;
   rc.metadata.namespace_ = config.namespace_;
   rc.spec.replicas = config.replicas;
+  rc.spec.min_ready_seconds = config.min_ready_seconds;
   rc.spec.selector = config.selector;
   rc.spec.template_ = config.template_;
   return rc;

@@ -100,7 +100,9 @@ RunResult RunScenario(const Scenario& s, uint64_t seed, const RunOptions& option
   uint64_t steps = 0;
   while (true) {
     // Every event due at the end instant runs before the run ends.
-    TimePoint quiet_end = std::max(settle, origin + monitor.last_change() + quiet);
+    // The quiet period counts only after every event window is over: a world that is quiet because a
+    // fault holds it still has not shown that it recovers.
+    TimePoint quiet_end = std::max(settle, origin + monitor.last_change()) + quiet;
     TimePoint limit = std::max(loop.Now(), std::min(quiet_end, hard_end));
     std::optional<TimePoint> next = loop.NextDue();
     if (!next || *next > limit) {

@@ -442,6 +442,7 @@ ControllerConfig ReadController(const json& j, const std::string& ptr) {
   c.name = *r.Str("name");
   if (auto v = r.Str("namespace")) c.namespace_ = *v;
   if (auto v = r.Int("replicas")) c.replicas = static_cast<int32_t>(*v);
+  if (auto v = r.Int("min_ready_seconds")) c.min_ready_seconds = static_cast<int32_t>(*v);
   bool has_selector = false, has_labels = false;
   if (auto v = r.LabelMap("selector")) {
     c.selector = std::move(*v);

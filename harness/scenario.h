@@ -53,6 +53,7 @@ struct ControllerConfig {
   std::string name;
   std::string namespace_ = "default";
   int32_t replicas = 1;
+  int32_t min_ready_seconds = 0;  // spec.minReadySeconds
   Labels selector;            // default: the template's labels, else {"app": name}
   PodTemplateSpec template_;  // default: labels = selector, one container "sleep 3600"
 };

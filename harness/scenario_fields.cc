@@ -88,6 +88,8 @@ std::vector<ObjectSpec> BuildSpecs() {
                {Req(F("name", T::kName, "unique in the scenario")),
                 F("namespace", T::kDnsLabel, "default \"default\""),
                 Int("replicas", 0, kMaxReplicas, "desired pods (default 1)"),
+                Int("min_ready_seconds", 0, 2147483647,
+                    "spec.minReadySeconds: seconds a pod must be ready to count as available (default 0)"),
                 NonEmpty(F("selector", T::kLabels, "default: the template's labels, else {\"app\": <name>}")),
                 Obj("template", "template", "the pod template, Kubernetes core/v1 shape")}});
   s.push_back({"template",

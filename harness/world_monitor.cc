@@ -57,8 +57,9 @@ template <typename Fn>
 void WorldMonitor::ForEachCounter(const Pod& pod, Fn&& fn) {
   const std::string& ns = pod.metadata.namespace_;
   if (const OwnerReference* ref = pod.metadata.ControllerRef()) {
+    // By uid, as SimWorld::View: a same-name successor does not count its predecessor's pods.
     auto it = controllers_.find(ns + "/" + ref->name);
-    if (it != controllers_.end() && it->second.exists &&
+    if (it != controllers_.end() && it->second.exists && it->second.uid == ref->uid &&
         SelectorMapMatches(it->second.selector, pod.metadata.labels)) {
       fn(&it->second);
     }
@@ -134,9 +135,10 @@ void WorldMonitor::OnControllerChange(const WorldChange& change) {
   Result<ControllerPtr> rc = world_->registry().controllers().Get(change.ns, change.name);
   if (!rc.ok()) return;
   const Labels& selector = EffectiveSelector(**rc);
-  if (!t->exists || selector != t->selector) {
+  if (!t->exists || selector != t->selector || (*rc)->metadata.uid != t->uid) {
     t->exists = true;
     t->selector = selector;
+    t->uid = (*rc)->metadata.uid;
     Recount(t);
     return;
   }

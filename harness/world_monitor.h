@@ -37,6 +37,7 @@ class WorldMonitor {
     std::string ns;
     std::string name;
     bool exists = false;
+    std::string uid;  // pods count for this controller only when owned by this uid (or orphans)
     Labels selector;
     Counts counts;
     int32_t peak_active = 0;
