@@ -2,15 +2,14 @@
 // does (same header and body limits), then ApiHandler serves the request over a registry on the
 // in-memory etcd (seeded with a pod and a controller). Any answer is fine but a 5xx to a request
 // that is not a watch of a broken store, a crash, or a hang.
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <utility>
-
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 
 #include "backends/http/api_handler.h"
 #include "engine/codec.h"

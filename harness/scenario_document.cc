@@ -1,5 +1,11 @@
 #include "harness/scenario_document.h"
 
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/parser.h>
+#include <yaml-cpp/yaml.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -9,12 +15,6 @@
 #include <set>
 #include <sstream>
 #include <vector>
-
-#include <yaml-cpp/depthguard.h>
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/exceptions.h>
-#include <yaml-cpp/parser.h>
-#include <yaml-cpp/yaml.h>
 
 #include "harness/scenario.h"
 #include "harness/scenario_fields.h"

@@ -12,11 +12,10 @@
 #define RCSIM_HARNESS_SCENARIO_DOCUMENT_H_
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/status.h"
 

@@ -11,10 +11,9 @@
 #define RCSIM_HARNESS_SCENARIO_FIELDS_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace rcsim {
 

@@ -1,8 +1,8 @@
 #include "harness/suite.h"
 
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <set>
 
 namespace rcsim {
 namespace {

@@ -4,13 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include "harness/runner.h"
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
 #include "reports/suite_stats.h"
-
-#include <optional>
 
 namespace rcsim {
 namespace {

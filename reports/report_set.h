@@ -11,10 +11,9 @@
 #define RCSIM_REPORTS_REPORT_SET_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/status.h"
 #include "harness/run_result.h"

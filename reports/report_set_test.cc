@@ -1,11 +1,10 @@
 #include "reports/report_set.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "harness/runner.h"
 #include "harness/scenario.h"

@@ -4,11 +4,10 @@
 #define RCSIM_REPORTS_SUITE_STATS_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "harness/run_result.h"
 

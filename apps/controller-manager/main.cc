@@ -48,7 +48,7 @@ struct Flags {
   std::string etcd_servers;
   std::string apiserver = "http://127.0.0.1:8080";
   std::string token_file;
-  std::string master;  // overrides --apiserver (kube-controller-manager's name)
+  std::string master;         // overrides --apiserver (kube-controller-manager's name)
   bool server_given = false;  // --apiserver or --master on the command line
   std::string kubeconfig;
   std::string context;
