@@ -1,6 +1,8 @@
 // apiserver --etcd_servers=URLS [--address 127.0.0.1] [--port 8080] [--token-file F]
+//           [--tls-cert-file F --tls-private-key-file F [--client-ca-file F]]
 //
-// Serves pods and replication controllers (Kubernetes core/v1 subset) over HTTP, stored in etcd under
+// Serves pods and replication controllers (Kubernetes core/v1 subset) over HTTP, or HTTPS with a
+// certificate, stored in etcd under
 // /registry/. Prints "listening on ADDRESS:PORT" on stdout once it accepts connections (with --port 0
 // the port is chosen by the kernel). Stops on SIGINT/SIGTERM. Compacts etcd history periodically, as
 // the Kubernetes API server does, so watchers far behind get 410 Gone and re-list.
@@ -41,6 +43,9 @@ struct Flags {
   int port = 8080;
   std::string token_file;
   std::string token_auth_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string client_ca_file;
   int io_threads = 2;
   int worker_threads = 8;
   std::size_t max_body_bytes = 3 << 20;
@@ -59,6 +64,11 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
       "file holding a bearer token; when set, requests without it get 401")(
       "token-auth-file", po::value(&f->token_auth_file),
       "kube-apiserver's CSV of bearer tokens: token,user,uid[,\"group1,group2\"] per line")(
+      "tls-cert-file", po::value(&f->tls_cert_file),
+      "PEM certificate (then intermediates) to serve HTTPS with; without it, plain HTTP")(
+      "tls-private-key-file", po::value(&f->tls_key_file), "PEM private key of --tls-cert-file")(
+      "client-ca-file", po::value(&f->client_ca_file),
+      "PEM CA bundle: a client certificate signed by it authenticates (CN: user, O: groups); HTTPS only")(
       "io-threads", po::value(&f->io_threads)->default_value(f->io_threads), "socket threads")(
       "worker-threads", po::value(&f->worker_threads)->default_value(f->worker_threads),
       "threads running registry (etcd) calls")(
@@ -82,6 +92,14 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
   }
   if (f->etcd_servers.empty()) {
     std::cerr << "apiserver: --etcd_servers is required\n" << desc;
+    return false;
+  }
+  if (f->tls_cert_file.empty() != f->tls_key_file.empty()) {
+    std::cerr << "apiserver: --tls-cert-file and --tls-private-key-file go together\n";
+    return false;
+  }
+  if (!f->client_ca_file.empty() && f->tls_cert_file.empty()) {
+    std::cerr << "apiserver: --client-ca-file needs HTTPS (--tls-cert-file and --tls-private-key-file)\n";
     return false;
   }
   if (f->port < 0 || f->port > 65535) {
@@ -177,6 +195,9 @@ int Main(int argc, char** argv) {
   options.io_threads = flags.io_threads;
   options.worker_threads = flags.worker_threads;
   options.max_body_bytes = flags.max_body_bytes;
+  options.tls_cert_file = flags.tls_cert_file;
+  options.tls_key_file = flags.tls_key_file;
+  options.client_ca_file = flags.client_ca_file;
   if (!flags.token_file.empty()) {
     Result<std::string> token = ReadToken(flags.token_file);
     if (!token.ok()) {
@@ -198,10 +219,11 @@ int Main(int argc, char** argv) {
   {
     boost::system::error_code ec;
     const auto bind = boost::asio::ip::make_address(flags.address, ec);
-    if (!ec && !bind.is_loopback() && flags.token_file.empty() && flags.token_auth_file.empty()) {
+    if (!ec && !bind.is_loopback() && flags.token_file.empty() && flags.token_auth_file.empty() &&
+        flags.client_ca_file.empty()) {
       std::cerr << "apiserver: warning: serving on " << flags.address
                 << " without authentication: anyone who can reach this port can read and change "
-                   "everything (use --token-file or --token-auth-file)\n";
+                   "everything (use --token-file, --token-auth-file or --client-ca-file)\n";
     }
   }
 
@@ -245,6 +267,12 @@ int Main(int argc, char** argv) {
   if (Status s = server.Start(); !s.ok()) {
     std::cerr << "apiserver: " << s.ToString() << "\n";
     return 1;
+  }
+  if (!flags.tls_cert_file.empty()) {
+    std::cerr << "apiserver: serving HTTPS"
+              << (flags.client_ca_file.empty() ? ""
+                                               : " (client certificates from " + flags.client_ca_file + ")")
+              << "\n";
   }
   std::cout << "listening on " << flags.address << ":" << server.port() << std::endl;
 

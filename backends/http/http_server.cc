@@ -14,7 +14,10 @@
 #include <vector>
 
 #include "backends/http/api_handler.h"
+#include "backends/http/self_subject_review.h"
 #include "backends/http/token_auth.h"
+#include "backends/tls/tls_context.h"
+#include "backends/tls/tls_or_tcp_stream.h"
 #include "engine/codec.h"
 
 namespace rcsim {
@@ -26,6 +29,7 @@ namespace http = beast::http;
 using tcp = net::ip::tcp;
 
 constexpr auto kWriteTimeout = std::chrono::seconds(60);
+constexpr auto kTlsHandshakeTimeout = std::chrono::seconds(10);  // kube-apiserver's
 
 // Lets threads outside the I/O loop (workers, store watch threads) post into it until Stop closes it;
 // after that their posts are dropped, so nothing touches the io_context while it is torn down.
@@ -77,6 +81,8 @@ struct HttpServer::Impl {
 
   const HttpServerOptions options;
   TokenAuthenticator tokens;  // --token-file and --token-auth-file together; empty: no auth
+  std::shared_ptr<net::ssl::context> tls;  // set by Start for HTTPS; immutable after
+  bool client_certificates = false;        // tls verifies client certificates
   ApiHandler handler;
   std::shared_ptr<Gate> gate;
   std::unique_ptr<net::io_context> ioc;
@@ -97,7 +103,7 @@ namespace {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, HttpServer::Impl* server)
-      : stream_(std::move(socket)), server_(server), timer_(stream_.get_executor()) {
+      : stream_(std::move(socket), server->tls.get()), server_(server), timer_(stream_.get_executor()) {
     server_->connections.fetch_add(1);
   }
   ~Session() {
@@ -106,7 +112,17 @@ class Session : public std::enable_shared_from_this<Session> {
     server_->connections.fetch_sub(1);
   }
 
-  void Start() { DoRead(); }
+  void Start() {
+    if (!stream_.is_tls()) return DoRead();
+    stream_.expires_after(kTlsHandshakeTimeout);
+    stream_.async_handshake(net::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
+      if (ec) return self->Close();
+      if (std::optional<PeerIdentity> id = VerifiedPeerIdentity(self->stream_.ssl())) {
+        self->peer_user_ = UserFromCertificate(std::move(id->common_name), std::move(id->organizations));
+      }
+      self->DoRead();
+    });
+  }
 
  private:
   // Forwards a watch's lines to the session's strand; holds the session weakly (the session owns the
@@ -167,10 +183,17 @@ class Session : public std::enable_shared_from_this<Session> {
     http::request<http::string_body> req = parser_->release();
     version_ = req.version();
     keep_alive_ = req.keep_alive();
-    if (!server_->tokens.empty() && !IsUnauthenticatedPath(AsStd(req.target())) &&
-        !server_->tokens.Authenticate(AsStd(req[http::field::authorization]))) {
+    std::optional<TokenUser> user = peer_user_;
+    if (!user && !server_->tokens.empty())
+      user = server_->tokens.Authenticate(AsStd(req[http::field::authorization]));
+    const bool auth_required = !server_->tokens.empty() || server_->client_certificates;
+    if (auth_required && !user && !IsUnauthenticatedPath(AsStd(req.target()))) {
       Status s(Code::kUnauthorized, "Unauthorized");
       return WriteResponse(401, "application/json", DumpJson(StatusToJson(s)));
+    }
+    if (std::optional<std::string> v =
+            SelfSubjectReviewVersion(AsStd(req.method_string()), AsStd(req.target()))) {
+      return WriteResponse(201, "application/json", SelfSubjectReviewBody(user, *v));
     }
     if (server_->options.readiness && req.method() == http::verb::get &&
         AsStd(req.target()).substr(0, AsStd(req.target()).find('?')) == "/readyz") {
@@ -352,8 +375,9 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.socket().close(ec);
   }
 
-  beast::tcp_stream stream_;
+  TlsOrTcpStream stream_;
   HttpServer::Impl* const server_;
+  std::optional<TokenUser> peer_user_;  // from a verified client certificate
   net::steady_timer timer_;  // the watch's timeoutSeconds
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -409,38 +433,46 @@ namespace {
 // dropped, so the close is not a reset that could destroy the answer), within kRejectTimeout.
 class Rejection : public std::enable_shared_from_this<Rejection> {
  public:
-  Rejection(tcp::socket socket, std::string response)
-      : socket_(std::move(socket)), timer_(socket_.get_executor()), response_(std::move(response)) {}
+  // Over HTTPS (`tls` set) the answer follows a handshake; the close is the same.
+  Rejection(tcp::socket socket, std::string response, net::ssl::context* tls)
+      : stream_(std::move(socket), tls), timer_(stream_.get_executor()), response_(std::move(response)) {}
 
   void Start() {
     timer_.expires_after(std::chrono::seconds(2));
     timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
       if (!ec) self->Close();
     });
-    net::async_write(socket_, net::buffer(response_),
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                       if (ec) return self->Close();
-                       beast::error_code ignored;
-                       self->socket_.shutdown(tcp::socket::shutdown_send, ignored);
-                       self->Drain();
-                     });
+    if (!stream_.is_tls()) return Write();
+    stream_.async_handshake(net::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
+      if (ec) return self->Close();
+      self->Write();
+    });
   }
 
  private:
+  void Write() {
+    net::async_write(stream_, net::buffer(response_),
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                       if (ec) return self->Close();
+                       beast::error_code ignored;
+                       self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+                       self->Drain();
+                     });
+  }
   void Drain() {
-    socket_.async_read_some(net::buffer(drain_),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                              if (ec) return self->Close();  // EOF: the client has read the answer and closed
-                              self->Drain();
-                            });
+    stream_.socket().async_read_some(
+        net::buffer(drain_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+          if (ec) return self->Close();  // EOF: the client has read the answer and closed
+          self->Drain();
+        });
   }
   void Close() {
     beast::error_code ignored;
     timer_.cancel();
-    socket_.close(ignored);
+    stream_.socket().close(ignored);
   }
 
-  tcp::socket socket_;
+  TlsOrTcpStream stream_;
   net::steady_timer timer_;
   std::string response_;
   char drain_[4096];
@@ -456,7 +488,7 @@ void HttpServer::Impl::RejectConnection(tcp::socket socket) {
       "HTTP/1.1 429 Too Many Requests\r\nServer: rcsim-apiserver\r\nContent-Type: application/json\r\n"
       "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
       std::to_string(body.size()) + "\r\n\r\n" + body;
-  std::make_shared<Rejection>(std::move(socket), std::move(response))->Start();
+  std::make_shared<Rejection>(std::move(socket), std::move(response), tls.get())->Start();
 }
 
 HttpServer::HttpServer(Registry* registry, const Clock* clock, HttpServerOptions options)
@@ -470,6 +502,17 @@ Status HttpServer::Start() {
   beast::error_code ec;
   const net::ip::address addr = net::ip::make_address(s.options.address, ec);
   if (ec) return Status(Code::kInvalid, "bad listen address \"" + s.options.address + "\"");
+  s.tls.reset();
+  s.client_certificates = false;
+  if (!s.options.tls_cert_file.empty() || !s.options.tls_key_file.empty()) {
+    Result<std::shared_ptr<net::ssl::context>> tls = NewTlsServerContext(
+        TlsServerFiles{s.options.tls_cert_file, s.options.tls_key_file, s.options.client_ca_file});
+    if (!tls.ok()) return tls.status();
+    s.tls = std::move(tls).value();
+    s.client_certificates = !s.options.client_ca_file.empty();
+  } else if (!s.options.client_ca_file.empty()) {
+    return Status(Code::kInvalid, "a client CA needs HTTPS (a TLS certificate and key)");
+  }
   s.ioc = std::make_unique<net::io_context>(std::max(1, s.options.io_threads));
   s.acceptor = std::make_unique<tcp::acceptor>(*s.ioc);
   const tcp::endpoint endpoint(addr, s.options.port);

@@ -12,6 +12,12 @@
 // ERROR event; the connection then closes. A client that falls more than max_watch_buffer_bytes behind
 // is disconnected. Connections, watches, header and body sizes are capped (see HttpServerOptions).
 //
+// HTTPS when tls_cert_file and tls_key_file are given (backends/tls): the same sessions over TLS, a
+// handshake within 10 s of the connection; the limits above hold as over plain HTTP. With
+// client_ca_file, a client certificate signed by it authenticates its CN as the user (O: groups).
+// With any authentication configured (tokens or a client CA), a request with neither a valid
+// certificate nor a valid token gets 401, except GET /healthz, /livez, /readyz.
+//
 // Thread-safety: Start/Stop/port from one thread; the server's own work is internally synchronised.
 #ifndef RCSIM_BACKENDS_HTTP_HTTP_SERVER_H_
 #define RCSIM_BACKENDS_HTTP_HTTP_SERVER_H_
@@ -56,6 +62,11 @@ struct HttpServerOptions {
   int max_connections = 4096;
   int max_watches = 2048;
   std::size_t max_header_bytes = 64 << 10;  // larger request headers get 431
+  // HTTPS: PEM certificate chain and private key (both or neither; Start fails with kInvalid if they
+  // do not load), and the CA bundle that client certificates must chain to (HTTPS only).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string client_ca_file;
   // Serves coordination.k8s.io/v1 Leases when set (not owned; must outlive the server).
   LeaseRegistry* leases = nullptr;
 };
