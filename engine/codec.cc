@@ -1,11 +1,65 @@
 #include "engine/codec.h"
 
+#include <initializer_list>
+#include <string_view>
 #include <utility>
 
 namespace rcsim {
 namespace {
 
 using nlohmann::json;
+
+// --- Unknown fields: what a typed struct does not model, carried verbatim. ---
+
+// Go's decoder drops null members (they mean "absent"); so do we, at every depth of a kept value.
+void DropNulls(json& v) {
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end();) {
+      if (it->is_null()) {
+        it = v.erase(it);
+      } else {
+        DropNulls(*it);
+        ++it;
+      }
+    }
+  } else if (v.is_array()) {
+    for (json& e : v) DropNulls(e);
+  }
+}
+
+// The members of object `j` not named in `known`.
+UnknownFields CollectUnknown(const json& j, std::initializer_list<std::string_view> known) {
+  json rest;
+  for (const auto& [k, v] : j.items()) {
+    if (v.is_null()) continue;
+    bool typed = false;
+    for (std::string_view name : known) {
+      if (k == name) {
+        typed = true;
+        break;
+      }
+    }
+    if (typed) continue;
+    json copy = v;
+    DropNulls(copy);
+    rest[k] = std::move(copy);
+  }
+  return rest.is_null() ? UnknownFields() : UnknownFields(std::move(rest));
+}
+
+// Re-emits the unknown members; a typed member already present wins.
+void PutUnknown(json& j, const UnknownFields& unknown) {
+  if (unknown.empty()) return;
+  for (const auto& [k, v] : unknown.get()->items()) {
+    if (!j.contains(k)) j[k] = v;
+  }
+}
+
+const std::initializer_list<std::string_view> kMetaFields = {
+    "name",         "generateName",      "namespace",         "uid",
+    "resourceVersion", "generation",     "labels",            "annotations",
+    "ownerReferences", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+    "finalizers"};
 
 // --- Encoding (Kubernetes omitempty conventions). ---
 
@@ -27,6 +81,7 @@ json ContainersToJson(const std::vector<Container>& containers) {
     PutIfNotEmpty(cj, "image", c.image);
     if (!c.command.empty()) cj["command"] = c.command;
     if (!c.args.empty()) cj["args"] = c.args;
+    PutUnknown(cj, c.unknown_fields);
     arr.push_back(std::move(cj));
   }
   return arr;
@@ -40,6 +95,7 @@ json PodSpecToJson(const PodSpec& spec) {
   if (spec.termination_grace_period_seconds) {
     j["terminationGracePeriodSeconds"] = *spec.termination_grace_period_seconds;
   }
+  PutUnknown(j, spec.unknown_fields);
   return j;
 }
 
@@ -53,6 +109,7 @@ json PodStatusToJson(const PodStatus& s) {
       if (c.last_transition_time) cj["lastTransitionTime"] = FormatRfc3339(*c.last_transition_time);
       PutIfNotEmpty(cj, "reason", c.reason);
       PutIfNotEmpty(cj, "message", c.message);
+      PutUnknown(cj, c.unknown_fields);
       arr.push_back(std::move(cj));
     }
     j["conditions"] = std::move(arr);
@@ -60,7 +117,9 @@ json PodStatusToJson(const PodStatus& s) {
   if (!s.container_statuses.empty()) {
     json arr = json::array();
     for (const auto& c : s.container_statuses) {
-      arr.push_back({{"name", c.name}, {"ready", c.ready}, {"restartCount", c.restart_count}});
+      json cj = {{"name", c.name}, {"ready", c.ready}, {"restartCount", c.restart_count}};
+      PutUnknown(cj, c.unknown_fields);
+      arr.push_back(std::move(cj));
     }
     j["containerStatuses"] = std::move(arr);
   }
@@ -69,6 +128,7 @@ json PodStatusToJson(const PodStatus& s) {
   PutIfNotEmpty(j, "reason", s.reason);
   PutIfNotEmpty(j, "message", s.message);
   if (s.start_time) j["startTime"] = FormatRfc3339(*s.start_time);
+  PutUnknown(j, s.unknown_fields);
   return j;
 }
 
@@ -126,7 +186,8 @@ class Decoder {
     if (s.empty()) return true;
     auto t = ParseRfc3339(s);
     if (!t) return Fail(Join(path, key), "expected RFC 3339 time");
-    *out = *t;
+    // metav1.Time has seconds precision: what we store is what we emit.
+    *out = std::chrono::floor<std::chrono::seconds>(*t);
     return true;
   }
   bool StringList(const json& j, const char* key, const std::string& path, std::vector<std::string>* out) {
@@ -192,6 +253,7 @@ class Decoder {
     if (!ok) return false;
     // resourceVersion is a string on the wire; accept it as given.
     if (!String(j, "resourceVersion", path, &m->resource_version)) return false;
+    m->unknown_fields = CollectUnknown(j, kMetaFields);
     return Array(j, "ownerReferences", path, [&](const json& e, const std::string& ep) {
       OwnerReference r;
       r.controller = false;
@@ -200,6 +262,8 @@ class Decoder {
                  String(e, "name", ep, &r.name) && String(e, "uid", ep, &r.uid) &&
                  Bool(e, "controller", ep, &r.controller) &&
                  Bool(e, "blockOwnerDeletion", ep, &r.block_owner_deletion);
+      r.unknown_fields =
+          CollectUnknown(e, {"apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"});
       if (ok2) m->owner_references.push_back(std::move(r));
       return ok2;
     });
@@ -212,10 +276,13 @@ class Decoder {
               String(j, "restartPolicy", path, &s->restart_policy) &&
               OptionalInteger(j, "terminationGracePeriodSeconds", path, &s->termination_grace_period_seconds);
     if (s->restart_policy.empty()) s->restart_policy = "Always";
+    s->unknown_fields =
+        CollectUnknown(j, {"nodeName", "restartPolicy", "terminationGracePeriodSeconds", "containers"});
     return ok && Array(j, "containers", path, [&](const json& e, const std::string& ep) {
              Container c;
              bool ok2 = String(e, "name", ep, &c.name) && String(e, "image", ep, &c.image) &&
                         StringList(e, "command", ep, &c.command) && StringList(e, "args", ep, &c.args);
+             c.unknown_fields = CollectUnknown(e, {"name", "image", "command", "args"});
              if (ok2) s->containers.push_back(std::move(c));
              return ok2;
            });
@@ -228,6 +295,8 @@ class Decoder {
               String(j, "podIP", path, &s->pod_ip) && String(j, "reason", path, &s->reason) &&
               String(j, "message", path, &s->message) && Time(j, "startTime", path, &s->start_time);
     if (s->phase.empty()) s->phase = phase::kPending;
+    s->unknown_fields = CollectUnknown(j, {"phase", "conditions", "containerStatuses", "hostIP", "podIP",
+                                           "reason", "message", "startTime"});
     return ok &&
            Array(j, "conditions", path,
                  [&](const json& e, const std::string& ep) {
@@ -235,6 +304,8 @@ class Decoder {
                    bool ok2 = String(e, "type", ep, &c.type) && String(e, "status", ep, &c.status) &&
                               Time(e, "lastTransitionTime", ep, &c.last_transition_time) &&
                               String(e, "reason", ep, &c.reason) && String(e, "message", ep, &c.message);
+                   c.unknown_fields =
+                       CollectUnknown(e, {"type", "status", "lastTransitionTime", "reason", "message"});
                    if (ok2) s->conditions.push_back(std::move(c));
                    return ok2;
                  }) &&
@@ -242,6 +313,7 @@ class Decoder {
              ContainerStatus c;
              bool ok2 = String(e, "name", ep, &c.name) && Bool(e, "ready", ep, &c.ready) &&
                         Integer(e, "restartCount", ep, &c.restart_count);
+             c.unknown_fields = CollectUnknown(e, {"name", "ready", "restartCount"});
              if (ok2) s->container_statuses.push_back(std::move(c));
              return ok2;
            });
@@ -275,25 +347,30 @@ nlohmann::json ObjectMetaToJson(const ObjectMeta& m) {
   if (!m.owner_references.empty()) {
     json arr = json::array();
     for (const auto& r : m.owner_references) {
-      arr.push_back({{"apiVersion", r.api_version},
-                     {"kind", r.kind},
-                     {"name", r.name},
-                     {"uid", r.uid},
-                     {"controller", r.controller},
-                     {"blockOwnerDeletion", r.block_owner_deletion}});
+      json rj = {{"apiVersion", r.api_version},
+                 {"kind", r.kind},
+                 {"name", r.name},
+                 {"uid", r.uid},
+                 {"controller", r.controller},
+                 {"blockOwnerDeletion", r.block_owner_deletion}};
+      PutUnknown(rj, r.unknown_fields);
+      arr.push_back(std::move(rj));
     }
     j["ownerReferences"] = std::move(arr);
   }
   if (!m.finalizers.empty()) j["finalizers"] = m.finalizers;
+  PutUnknown(j, m.unknown_fields);
   return j;
 }
 
 nlohmann::json PodToJson(const Pod& pod) {
-  return json{{"kind", "Pod"},
-              {"apiVersion", "v1"},
-              {"metadata", ObjectMetaToJson(pod.metadata)},
-              {"spec", PodSpecToJson(pod.spec)},
-              {"status", PodStatusToJson(pod.status)}};
+  json j{{"kind", "Pod"},
+         {"apiVersion", "v1"},
+         {"metadata", ObjectMetaToJson(pod.metadata)},
+         {"spec", PodSpecToJson(pod.spec)},
+         {"status", PodStatusToJson(pod.status)}};
+  PutUnknown(j, pod.unknown_fields);
+  return j;
 }
 
 nlohmann::json ControllerToJson(const ReplicationController& rc) {
@@ -302,20 +379,26 @@ nlohmann::json ControllerToJson(const ReplicationController& rc) {
   if (rc.spec.min_ready_seconds != 0) spec["minReadySeconds"] = rc.spec.min_ready_seconds;
   spec["selector"] = LabelsToJson(rc.spec.selector);
   if (rc.spec.template_) {
-    spec["template"] = {{"metadata", ObjectMetaToJson(rc.spec.template_->metadata)},
-                        {"spec", PodSpecToJson(rc.spec.template_->spec)}};
+    json t = {{"metadata", ObjectMetaToJson(rc.spec.template_->metadata)},
+              {"spec", PodSpecToJson(rc.spec.template_->spec)}};
+    PutUnknown(t, rc.spec.template_->unknown_fields);
+    spec["template"] = std::move(t);
   }
+  PutUnknown(spec, rc.spec.unknown_fields);
   json status = json::object();
   status["replicas"] = rc.status.replicas;
   if (rc.status.fully_labeled_replicas) status["fullyLabeledReplicas"] = rc.status.fully_labeled_replicas;
   if (rc.status.ready_replicas) status["readyReplicas"] = rc.status.ready_replicas;
   if (rc.status.available_replicas) status["availableReplicas"] = rc.status.available_replicas;
   if (rc.status.observed_generation) status["observedGeneration"] = rc.status.observed_generation;
-  return json{{"kind", "ReplicationController"},
-              {"apiVersion", "v1"},
-              {"metadata", ObjectMetaToJson(rc.metadata)},
-              {"spec", std::move(spec)},
-              {"status", std::move(status)}};
+  PutUnknown(status, rc.status.unknown_fields);
+  json j{{"kind", "ReplicationController"},
+         {"apiVersion", "v1"},
+         {"metadata", ObjectMetaToJson(rc.metadata)},
+         {"spec", std::move(spec)},
+         {"status", std::move(status)}};
+  PutUnknown(j, rc.unknown_fields);
+  return j;
 }
 
 nlohmann::json ScaleToJson(const Scale& scale) {
@@ -400,6 +483,7 @@ Result<Pod> PodFromJson(const nlohmann::json& j) {
   if (const json* s = d.Child(j, "spec", "", &p)) d.Spec(*s, p, &pod.spec);
   if (const json* s = d.Child(j, "status", "", &p)) d.PodStatusFrom(*s, p, &pod.status);
   if (!d.error.ok()) return d.error;
+  pod.unknown_fields = CollectUnknown(j, {"kind", "apiVersion", "metadata", "spec", "status"});
   return pod;
 }
 
@@ -419,8 +503,10 @@ Result<ReplicationController> ControllerFromJson(const nlohmann::json& j) {
       std::string cp;
       if (const json* m = d.Child(*t, "metadata", tp, &cp)) d.Meta(*m, cp, &tmpl.metadata);
       if (const json* ps = d.Child(*t, "spec", tp, &cp)) d.Spec(*ps, cp, &tmpl.spec);
+      tmpl.unknown_fields = CollectUnknown(*t, {"metadata", "spec"});
       rc.spec.template_ = std::move(tmpl);
     }
+    rc.spec.unknown_fields = CollectUnknown(*s, {"replicas", "minReadySeconds", "selector", "template"});
   }
   if (const json* s = d.Child(j, "status", "", &p)) {
     d.Integer(*s, "replicas", p, &rc.status.replicas) &&
@@ -428,8 +514,11 @@ Result<ReplicationController> ControllerFromJson(const nlohmann::json& j) {
         d.Integer(*s, "readyReplicas", p, &rc.status.ready_replicas) &&
         d.Integer(*s, "availableReplicas", p, &rc.status.available_replicas) &&
         d.Integer(*s, "observedGeneration", p, &rc.status.observed_generation);
+    rc.status.unknown_fields = CollectUnknown(
+        *s, {"replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration"});
   }
   if (!d.error.ok()) return d.error;
+  rc.unknown_fields = CollectUnknown(j, {"kind", "apiVersion", "metadata", "spec", "status"});
   return rc;
 }
 

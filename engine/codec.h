@@ -1,8 +1,11 @@
 // JSON codec for the domain types, in the Kubernetes core/v1 wire shapes (camelCase, omitempty).
 //
 // Decode* reject input that is not the expected shape with Code::kBadRequest and a message naming the
-// JSON path of the bad field (e.g. "spec.replicas: expected integer"). Unknown fields are ignored, as
-// the Kubernetes API server does by default. Timestamps are RFC 3339.
+// JSON path of the bad field (e.g. "spec.replicas: expected integer"). Lossless: members a typed
+// struct does not model go to its unknown_fields (null members dropped, as Go's decoder does) and are
+// re-emitted beside the typed ones, so decode -> encode gives the same JSON value for every field of
+// core/v1 Pod, PodTemplateSpec and ReplicationController. Timestamps: RFC 3339 with any offset on
+// input, truncated to seconds (metav1.Time), emitted in UTC with "Z".
 #ifndef RCSIM_ENGINE_CODEC_H_
 #define RCSIM_ENGINE_CODEC_H_
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/contract/core_v1_manifests.h"
+
 namespace rcsim {
 namespace {
 
@@ -89,6 +91,77 @@ TEST(CodecTest, StatusCarriesKubernetesShape) {
   EXPECT_EQ(j["details"]["causes"][0]["field"], "spec.replicas");
   EXPECT_EQ(HttpCodeOf(Code::kAlreadyExists), 409);
   EXPECT_EQ(HttpCodeOf(Code::kGone), 410);
+}
+
+// Issue 8: fields the engine does not model (ports, env, probes, volumes...) were dropped on decode.
+TEST(CodecTest, FullPodSpecSurvivesDecodeEncode) {
+  const nlohmann::json want = nlohmann::json::parse(manifests::kFullPodSpec);
+  auto pod = DecodePod(manifests::FullPodJson("full"));
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  ASSERT_EQ(pod->spec.containers.size(), 2u);
+  EXPECT_EQ(pod->spec.containers[0].image, "nginx:1.25");
+  EXPECT_EQ(pod->spec.termination_grace_period_seconds, 45);
+  const nlohmann::json got = PodToJson(*pod);
+  EXPECT_EQ(got["spec"], want) << got["spec"].dump(2);
+  EXPECT_EQ(got["metadata"]["annotations"]["example.com/note"], "lossless");
+  // Decoding what we emit gives the same object.
+  auto again = PodFromJson(got);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *pod);
+}
+
+TEST(CodecTest, FullControllerSurvivesDecodeEncode) {
+  const nlohmann::json want = nlohmann::json::parse(manifests::FullControllerJson("full"));
+  auto rc = DecodeController(want.dump());
+  ASSERT_TRUE(rc.ok()) << rc.status().ToString();
+  nlohmann::json got = ControllerToJson(*rc);
+  got.erase("status");
+  EXPECT_EQ(got, want) << got.dump(2);
+}
+
+TEST(CodecTest, UnknownFieldsEverywhereAreKeptAndNullsDropped) {
+  auto pod = DecodePod(R"({"kind":"Pod","apiVersion":"v1","extraTop":1,
+      "metadata":{"name":"p","managedFields":[{"manager":"kubectl"}],"selfLink":null,
+                  "ownerReferences":[{"name":"o","uid":"u","extra":true}]},
+      "spec":{"containers":[{"name":"c","ports":[{"containerPort":80,"hostIP":null}]}]},
+      "status":{"phase":"Running","qosClass":"Burstable",
+                "conditions":[{"type":"Ready","status":"True","lastProbeTime":null,"x":"y"}],
+                "containerStatuses":[{"name":"c","ready":true,"restartCount":0,"image":"nginx",
+                                      "state":{"running":{"startedAt":"2024-01-01T00:00:00Z"}}}]}})");
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  const nlohmann::json j = PodToJson(*pod);
+  EXPECT_EQ(j["extraTop"], 1);
+  EXPECT_EQ(j["metadata"]["managedFields"][0]["manager"], "kubectl");
+  EXPECT_FALSE(j["metadata"].contains("selfLink"));
+  EXPECT_EQ(j["metadata"]["ownerReferences"][0]["extra"], true);
+  EXPECT_EQ(j["spec"]["containers"][0]["ports"], nlohmann::json::parse(R"([{"containerPort":80}])"));
+  EXPECT_EQ(j["status"]["qosClass"], "Burstable");
+  EXPECT_EQ(j["status"]["conditions"][0]["x"], "y");
+  EXPECT_FALSE(j["status"]["conditions"][0].contains("lastProbeTime"));
+  EXPECT_EQ(j["status"]["containerStatuses"][0]["image"], "nginx");
+  // Typed fields win over nothing: an unknown member never shadows a typed one.
+  EXPECT_EQ(j["metadata"]["name"], "p");
+}
+
+TEST(CodecTest, SimulatedObjectsCarryNoUnknownFields) {
+  Pod pod = SamplePod();
+  EXPECT_TRUE(pod.unknown_fields.empty());
+  EXPECT_TRUE(pod.spec.unknown_fields.empty());
+  auto back = DecodePod(EncodePod(pod));
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->spec.unknown_fields.empty());
+  EXPECT_TRUE(back->spec.containers[0].unknown_fields.empty());
+}
+
+// The python client sends "+00:00"; times are stored to the second and emitted with Z.
+TEST(CodecTest, TimestampsWithOffsetsAreAcceptedAndEmittedAsZ) {
+  auto pod = DecodePod(R"({"kind":"Pod","metadata":{"name":"p",
+      "creationTimestamp":"2024-05-01T12:00:00.123456+00:00"},
+      "status":{"startTime":"2024-05-01T14:00:05+02:00"}})");
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  const nlohmann::json j = PodToJson(*pod);
+  EXPECT_EQ(j["metadata"]["creationTimestamp"], "2024-05-01T12:00:00Z");
+  EXPECT_EQ(j["status"]["startTime"], "2024-05-01T12:00:05Z");
 }
 
 }  // namespace

@@ -45,13 +45,29 @@ std::optional<TimePoint> ParseRfc3339(std::string_view s) {
       scale /= 10;
       ++pos;
     }
+    if (pos == 20) return std::nullopt;  // a '.' with no digits
     frac = Duration(ns);
   }
-  if (pos + 1 != str.size() || str[pos] != 'Z') return std::nullopt;
+  // The offset: "Z" (or "z"), or "+hh:mm" / "-hh:mm".
+  std::chrono::minutes offset{0};
+  if (pos + 1 == str.size() && (str[pos] == 'Z' || str[pos] == 'z')) {
+    // UTC
+  } else if (pos + 6 == str.size() && (str[pos] == '+' || str[pos] == '-') && str[pos + 3] == ':') {
+    auto digit = [&](std::size_t i) { return str[i] >= '0' && str[i] <= '9'; };
+    if (!digit(pos + 1) || !digit(pos + 2) || !digit(pos + 4) || !digit(pos + 5)) return std::nullopt;
+    const int oh = (str[pos + 1] - '0') * 10 + (str[pos + 2] - '0');
+    const int om = (str[pos + 4] - '0') * 10 + (str[pos + 5] - '0');
+    if (oh > 23 || om > 59) return std::nullopt;
+    offset = std::chrono::minutes(oh * 60 + om);
+    if (str[pos] == '-') offset = -offset;
+  } else {
+    return std::nullopt;
+  }
   std::chrono::year_month_day ymd{std::chrono::year(y), std::chrono::month(mo), std::chrono::day(d)};
   if (!ymd.ok() || h > 23 || mi > 59 || se > 60) return std::nullopt;
+  // Local time minus its offset is UTC.
   return TimePoint(std::chrono::sys_days(ymd)) + std::chrono::hours(h) + std::chrono::minutes(mi) +
-         std::chrono::seconds(se) + frac;
+         std::chrono::seconds(se) + frac - offset;
 }
 
 std::string FormatDuration(Duration d) {

@@ -30,7 +30,8 @@ class Clock {
 
 // "2014-06-06T00:00:00Z" (seconds precision, as Kubernetes metav1.Time).
 std::string FormatRfc3339(TimePoint t);
-// Parses "2014-06-06T00:00:00Z", optional fractional seconds; nullopt if malformed.
+// Parses RFC 3339: "2014-06-06T00:00:00Z", optional fractional seconds, and any offset
+// ("+02:00", "-05:30", "+00:00"); nullopt if malformed.
 std::optional<TimePoint> ParseRfc3339(std::string_view s);
 
 // Human duration for logs and reports: "1.5s", "250ms", "2m3s".

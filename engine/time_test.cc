@@ -16,8 +16,23 @@ TEST(TimeTest, Rfc3339RoundTrip) {
   EXPECT_EQ(*frac - *t, 250ms);
 }
 
+// The python client sends "+00:00"; any offset is accepted and FormatRfc3339 emits UTC with Z.
+TEST(TimeTest, Rfc3339AcceptsAnyOffset) {
+  auto z = ParseRfc3339("2014-06-06T12:34:56Z");
+  ASSERT_TRUE(z.has_value());
+  EXPECT_EQ(ParseRfc3339("2014-06-06T12:34:56+00:00"), z);
+  EXPECT_EQ(ParseRfc3339("2014-06-06T14:34:56+02:00"), z);
+  EXPECT_EQ(ParseRfc3339("2014-06-06T07:04:56-05:30"), z);
+  auto frac = ParseRfc3339("2014-06-06T12:34:56.123456+00:00");
+  ASSERT_TRUE(frac.has_value());
+  EXPECT_EQ(*frac - *z, std::chrono::microseconds(123456));
+  EXPECT_EQ(FormatRfc3339(*ParseRfc3339("2014-06-07T01:00:00+03:00")), "2014-06-06T22:00:00Z");
+}
+
 TEST(TimeTest, RejectsMalformedTimes) {
-  for (const char* bad : {"", "2014-06-06", "2014-13-01T00:00:00Z", "2014-06-06T00:00:00", "garbage-here-xx"}) {
+  for (const char* bad : {"", "2014-06-06", "2014-13-01T00:00:00Z", "2014-06-06T00:00:00", "garbage-here-xx",
+                          "2014-06-06T00:00:00+0000", "2014-06-06T00:00:00+25:00", "2014-06-06T00:00:00.Z",
+                          "2014-06-06T00:00:00+00:0x"}) {
     EXPECT_FALSE(ParseRfc3339(bad).has_value()) << bad;
   }
 }

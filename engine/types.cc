@@ -1,6 +1,20 @@
 #include "engine/types.h"
 
+#include <nlohmann/json.hpp>
+
 namespace rcsim {
+
+UnknownFields::UnknownFields(nlohmann::json fields) {
+  if (fields.is_object() && !fields.empty()) {
+    fields_ = std::make_shared<const nlohmann::json>(std::move(fields));
+  }
+}
+
+bool UnknownFields::operator==(const UnknownFields& other) const {
+  if (fields_ == other.fields_) return true;
+  if (fields_ == nullptr || other.fields_ == nullptr) return false;
+  return *fields_ == *other.fields_;
+}
 
 const OwnerReference* ObjectMeta::ControllerRef() const {
   for (const auto& ref : owner_references) {

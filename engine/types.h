@@ -3,6 +3,10 @@
 // Objects are passed between the registry, the stores and the watchers as shared immutable values
 // (PodPtr, ControllerPtr); to change one, copy it. Labels use std::map so iteration (and therefore
 // encoding and traces) is deterministic.
+//
+// Lossless: every struct that models a JSON object of the wire shape carries `unknown_fields`, the
+// members of that object it has no typed field for, verbatim (engine/codec.h fills and re-emits them).
+// The engine never reads them; the simulated path leaves them empty, which costs no allocation.
 #ifndef RCSIM_ENGINE_TYPES_H_
 #define RCSIM_ENGINE_TYPES_H_
 
@@ -13,9 +17,28 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "engine/time.h"
 
 namespace rcsim {
+
+// The members of one wire object that its typed struct does not model (e.g. a container's ports,
+// env and probes), kept verbatim. Immutable and shared between copies; compared by value.
+class UnknownFields {
+ public:
+  UnknownFields() = default;
+  // `fields` must be a JSON object; an empty one stores nothing.
+  explicit UnknownFields(nlohmann::json fields);
+
+  bool empty() const { return fields_ == nullptr; }
+  // The object of unknown members; nullptr when empty.
+  const nlohmann::json* get() const { return fields_.get(); }
+  bool operator==(const UnknownFields& other) const;
+
+ private:
+  std::shared_ptr<const nlohmann::json> fields_;
+};
 
 using Labels = std::map<std::string, std::string>;
 
@@ -26,6 +49,7 @@ struct OwnerReference {
   std::string uid;
   bool controller = true;
   bool block_owner_deletion = true;
+  UnknownFields unknown_fields;
   bool operator==(const OwnerReference&) const = default;
 };
 
@@ -43,6 +67,7 @@ struct ObjectMeta {
   std::optional<TimePoint> deletion_timestamp;
   std::optional<int64_t> deletion_grace_period_seconds;
   std::vector<std::string> finalizers;
+  UnknownFields unknown_fields;
   bool operator==(const ObjectMeta&) const = default;
 
   // The ownerReference with controller=true, if any.
@@ -54,6 +79,7 @@ struct Container {
   std::string image;
   std::vector<std::string> command;
   std::vector<std::string> args;
+  UnknownFields unknown_fields;
   bool operator==(const Container&) const = default;
 };
 
@@ -62,6 +88,7 @@ struct PodSpec {
   std::string restart_policy = "Always";
   std::optional<int64_t> termination_grace_period_seconds;
   std::vector<Container> containers;
+  UnknownFields unknown_fields;
   bool operator==(const PodSpec&) const = default;
 };
 
@@ -71,6 +98,7 @@ struct PodCondition {
   std::optional<TimePoint> last_transition_time;
   std::string reason;
   std::string message;
+  UnknownFields unknown_fields;
   bool operator==(const PodCondition&) const = default;
 };
 
@@ -78,6 +106,7 @@ struct ContainerStatus {
   std::string name;
   bool ready = false;
   int32_t restart_count = 0;
+  UnknownFields unknown_fields;
   bool operator==(const ContainerStatus&) const = default;
 };
 
@@ -98,6 +127,7 @@ struct PodStatus {
   std::string reason;
   std::string message;
   std::optional<TimePoint> start_time;
+  UnknownFields unknown_fields;
   bool operator==(const PodStatus&) const = default;
 };
 
@@ -105,6 +135,7 @@ struct Pod {
   ObjectMeta metadata;
   PodSpec spec;
   PodStatus status;
+  UnknownFields unknown_fields;
   bool operator==(const Pod&) const = default;
 };
 using PodPtr = std::shared_ptr<const Pod>;
@@ -112,6 +143,7 @@ using PodPtr = std::shared_ptr<const Pod>;
 struct PodTemplateSpec {
   ObjectMeta metadata;
   PodSpec spec;
+  UnknownFields unknown_fields;
   bool operator==(const PodTemplateSpec&) const = default;
 };
 
@@ -120,6 +152,7 @@ struct ReplicationControllerSpec {
   int32_t min_ready_seconds = 0;
   Labels selector;  // empty means "default to the template's labels" at creation
   std::optional<PodTemplateSpec> template_;
+  UnknownFields unknown_fields;
   bool operator==(const ReplicationControllerSpec&) const = default;
 };
 
@@ -129,6 +162,7 @@ struct ReplicationControllerStatus {
   int32_t ready_replicas = 0;
   int32_t available_replicas = 0;
   int64_t observed_generation = 0;
+  UnknownFields unknown_fields;
   bool operator==(const ReplicationControllerStatus&) const = default;
 };
 
@@ -136,6 +170,7 @@ struct ReplicationController {
   ObjectMeta metadata;
   ReplicationControllerSpec spec;
   ReplicationControllerStatus status;
+  UnknownFields unknown_fields;
   bool operator==(const ReplicationController&) const = default;
 };
 using ControllerPtr = std::shared_ptr<const ReplicationController>;

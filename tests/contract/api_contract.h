@@ -31,10 +31,12 @@
 #include <gtest/gtest.h>
 
 #include "engine/api_client.h"
+#include "engine/codec.h"
 #include "engine/labels.h"
 #include "engine/status.h"
 #include "engine/time.h"
 #include "engine/types.h"
+#include "tests/contract/core_v1_manifests.h"
 
 namespace rcsim {
 namespace api_contract {
@@ -632,7 +634,50 @@ TYPED_TEST_P(ApiContractTest, ControllerWatchSeesGenerationChanges) {
   EXPECT_EQ(ev[2].type, static_cast<int>(Type::kDeleted));
 }
 
-REGISTER_TYPED_TEST_SUITE_P(ApiContractTest, PodCreateGetListUpdateDelete,
+// Issue 8: an RC whose template has ports, env, resources, volumes, probes... kept only
+// name/image/command/args. Every field survives create -> get -> update -> get.
+TYPED_TEST_P(ApiContractTest, FullManifestRoundTripsLosslessly) {
+  const nlohmann::json want_spec = nlohmann::json::parse(manifests::kFullPodSpec);
+  auto rc = DecodeController(manifests::FullControllerJson("full"));
+  ASSERT_TRUE(rc.ok()) << rc.status().ToString();
+  auto created = this->CreateRc(*rc);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  auto got = this->GetRc("full");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  nlohmann::json j = ControllerToJson(**got);
+  EXPECT_EQ(j["spec"]["template"]["spec"], want_spec) << j["spec"]["template"]["spec"].dump(2);
+  EXPECT_EQ(j["spec"]["template"]["metadata"]["annotations"]["prometheus.io/scrape"], "true");
+  EXPECT_EQ(j["spec"]["minReadySeconds"], 3);
+  EXPECT_EQ(j["metadata"]["annotations"]["example.com/owner"], "edge-team");
+
+  ReplicationController changed = **got;
+  changed.metadata.labels["rev"] = "2";
+  auto updated = this->UpdateRc(changed);
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  EXPECT_EQ((*updated)->metadata.generation, 1) << "the spec did not change";
+  auto again = this->GetRc("full");
+  ASSERT_TRUE(again.ok());
+  nlohmann::json j2 = ControllerToJson(**again);
+  EXPECT_EQ(j2["spec"], j["spec"]);
+  EXPECT_EQ(j2["metadata"]["labels"]["rev"], "2");
+
+  auto pod = DecodePod(manifests::FullPodJson("full-pod"));
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  auto pod_created = this->CreatePod(*pod);
+  ASSERT_TRUE(pod_created.ok()) << pod_created.status().ToString();
+  auto pod_got = this->GetPod("full-pod");
+  ASSERT_TRUE(pod_got.ok());
+  EXPECT_EQ(PodToJson(**pod_got)["spec"], want_spec);
+  Pod relabeled = **pod_got;
+  relabeled.metadata.labels["rev"] = "2";
+  ASSERT_TRUE(this->UpdatePod(relabeled).ok());
+  auto pod_again = this->GetPod("full-pod");
+  ASSERT_TRUE(pod_again.ok());
+  EXPECT_EQ(PodToJson(**pod_again)["spec"], want_spec);
+  EXPECT_EQ(PodToJson(**pod_again)["metadata"]["annotations"]["example.com/note"], "lossless");
+}
+
+REGISTER_TYPED_TEST_SUITE_P(ApiContractTest, PodCreateGetListUpdateDelete, FullManifestRoundTripsLosslessly,
                             ControllerCreateGetUpdateDelete,
                             ControllerSelectorDefaultsToTemplateLabels,
                             GenerateNameGivesUniqueNamesWithThePrefix,
