@@ -55,11 +55,19 @@ void PutUnknown(json& j, const UnknownFields& unknown) {
   }
 }
 
-const std::initializer_list<std::string_view> kMetaFields = {
-    "name",         "generateName",      "namespace",         "uid",
-    "resourceVersion", "generation",     "labels",            "annotations",
-    "ownerReferences", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
-    "finalizers"};
+const std::initializer_list<std::string_view> kMetaFields = {"name",
+                                                             "generateName",
+                                                             "namespace",
+                                                             "uid",
+                                                             "resourceVersion",
+                                                             "generation",
+                                                             "labels",
+                                                             "annotations",
+                                                             "ownerReferences",
+                                                             "creationTimestamp",
+                                                             "deletionTimestamp",
+                                                             "deletionGracePeriodSeconds",
+                                                             "finalizers"};
 
 // --- Encoding (Kubernetes omitempty conventions). ---
 
@@ -295,8 +303,8 @@ class Decoder {
               String(j, "podIP", path, &s->pod_ip) && String(j, "reason", path, &s->reason) &&
               String(j, "message", path, &s->message) && Time(j, "startTime", path, &s->start_time);
     if (s->phase.empty()) s->phase = phase::kPending;
-    s->unknown_fields = CollectUnknown(j, {"phase", "conditions", "containerStatuses", "hostIP", "podIP",
-                                           "reason", "message", "startTime"});
+    s->unknown_fields = CollectUnknown(
+        j, {"phase", "conditions", "containerStatuses", "hostIP", "podIP", "reason", "message", "startTime"});
     return ok &&
            Array(j, "conditions", path,
                  [&](const json& e, const std::string& ep) {

@@ -59,9 +59,13 @@ struct Traits<ReplicationController> {
   }
 
   // Kubernetes defaults an empty selector to the template's labels whenever it decodes an object.
+  // Likewise empty labels default to the template's labels (SetDefaults_ReplicationController).
   static void DefaultSelector(ReplicationController& rc) {
     if (rc.spec.selector.empty() && rc.spec.template_) {
       rc.spec.selector = rc.spec.template_->metadata.labels;
+    }
+    if (rc.metadata.labels.empty() && rc.spec.template_) {
+      rc.metadata.labels = rc.spec.template_->metadata.labels;
     }
   }
   static void PrepareForCreate(ReplicationController& rc) {
@@ -99,14 +103,29 @@ Status AlreadyExists(std::string_view name) {
                 std::string(Traits<T>::kResource) + " " + Quote(name) + " already exists");
 }
 
-// Keeps the fields a client cannot change on update.
-void KeepImmutableMeta(ObjectMeta& next, const ObjectMeta& stored) {
+// Keeps the fields a client cannot change on update. A uid or creationTimestamp given and different
+// from the stored one is an attempt to change it: kInvalid (422), as kube-apiserver's
+// ValidateObjectMetaUpdate; left empty, they are filled in.
+Status KeepImmutableMeta(ObjectMeta& next, const ObjectMeta& stored, const char* kind) {
+  FieldErrors errs;
+  if (!next.uid.empty() && next.uid != stored.uid) {
+    errs.Invalid("metadata.uid", next.uid, "field is immutable");
+  }
+  // Compared at the second, the precision of the wire (metav1.Time).
+  using std::chrono::floor;
+  using std::chrono::seconds;
+  if (next.creation_timestamp && stored.creation_timestamp &&
+      floor<seconds>(*next.creation_timestamp) != floor<seconds>(*stored.creation_timestamp)) {
+    errs.Invalid("metadata.creationTimestamp", FormatRfc3339(*next.creation_timestamp), "field is immutable");
+  }
+  if (Status s = errs.ToStatus(kind, stored.name); !s.ok()) return s;
   next.uid = stored.uid;
   next.generate_name = stored.generate_name;
   next.creation_timestamp = stored.creation_timestamp;
   next.deletion_timestamp = stored.deletion_timestamp;
   next.deletion_grace_period_seconds = stored.deletion_grace_period_seconds;
   next.resource_version.clear();
+  return Status::Ok();
 }
 
 // --- continue tokens: base64url("<revision>:<key suffix after the list prefix>") ---
@@ -598,7 +617,7 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::TryUpdate(
   auto next = mutate(*stored);
   if (!next.ok()) return next.status();
   std::shared_ptr<T> obj = std::move(*next);
-  KeepImmutableMeta(obj->metadata, stored->metadata);
+  if (Status s = KeepImmutableMeta(obj->metadata, stored->metadata, Traits<T>::kKind); !s.ok()) return s;
   if (Status s = Traits<T>::PrepareForUpdate(*obj, *stored); !s.ok()) return s;
   if (*obj == *stored) return WithRevision(key, stored, revision, true);
   TxnRequest txn;

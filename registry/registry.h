@@ -206,6 +206,8 @@ class Registry {
   void set_log(RegistryLog log) { ctx_.set_log(std::move(log)); }
   // Stored values skipped by lists and watches because they did not decode, since start.
   uint64_t malformed_values() const { return ctx_.malformed_values(); }
+  // The store, clock and uid source, for resources served beside pods and controllers (namespaces).
+  RegistryContext& context() { return ctx_; }
 
   // The /scale subresource of a controller. status_selector is FormatSelectorMap(spec.selector).
   Result<Scale> GetScale(const std::string& ns, const std::string& name);

@@ -145,9 +145,20 @@ TEST_F(RegistryTest, UpdateKeepsImmutableFieldsAndStatus) {
   auto st = registry_.pods().UpdateStatus(running);
   ASSERT_TRUE(st.ok()) << st.status().ToString();
 
+  // Issue 8: changing uid or creationTimestamp is refused (422 naming them), not silently undone.
+  Pod forged = **st;
+  forged.metadata.uid = "forged";
+  forged.metadata.creation_timestamp = SimLoop::Epoch() + 1h;
+  auto refused = registry_.pods().Update(forged);
+  ASSERT_EQ(refused.status().code(), Code::kInvalid);
+  EXPECT_NE(refused.status().message().find("metadata.uid"), std::string::npos);
+  EXPECT_NE(refused.status().message().find("metadata.creationTimestamp"), std::string::npos);
+  EXPECT_EQ((*registry_.pods().Get("ns", "p"))->metadata.resource_version, (*st)->metadata.resource_version);
+
+  // Left empty, they are filled in from storage.
   Pod next = **st;
-  next.metadata.uid = "forged";
-  next.metadata.creation_timestamp = SimLoop::Epoch() + 1h;
+  next.metadata.uid.clear();
+  next.metadata.creation_timestamp.reset();
   next.metadata.labels["x"] = "y";
   next.status.phase = phase::kFailed;
   auto up = registry_.pods().Update(next);
@@ -243,7 +254,7 @@ TEST_F(RegistryTest, GuaranteedUpdateAppliesTheUpdateRules) {
       "ns", "web", "",
       [](const ReplicationController& stored) -> Result<std::shared_ptr<ReplicationController>> {
         auto next = std::make_shared<ReplicationController>(stored);
-        next->metadata.uid = "forged";
+        next->metadata.uid.clear();  // empty: kept from storage (a different one is kInvalid)
         next->metadata.labels["x"] = "y";
         return next;
       });

@@ -196,6 +196,13 @@ TEST(ControllerManagerTest, ConvergesAControllerCreatedThroughTheApiServer) {
   ASSERT_TRUE(client.ok());
   ApiClient& api = **client;
   const std::string ns = "cm";
+  // The apiserver admits objects only into namespaces that exist.
+  auto made_ns = Call<Result<HttpReply>>([&](auto cb) {
+    (*client)->Send("POST", "/api/v1/namespaces",
+                    R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"cm"}})", cb);
+  });
+  ASSERT_TRUE(made_ns.ok() && made_ns->status == 201)
+      << (made_ns.ok() ? made_ns->body : made_ns.status().ToString());
 
   auto created =
       Call<Result<ControllerPtr>>([&](auto cb) { api.controllers().Create(ns, WebController(3), cb); });
@@ -241,7 +248,17 @@ TEST(ControllerManagerTest, ConvergesAControllerCreatedThroughTheApiServer) {
 // Counts and edits controllers and their pods through the API, for the tests below.
 class Cluster {
  public:
-  explicit Cluster(ApiClient* api, std::string ns) : api_(api), ns_(std::move(ns)) {}
+  // Creates namespace `ns` first: the apiserver admits objects only into namespaces that exist.
+  explicit Cluster(ApiClient* api, std::string ns) : api_(api), ns_(std::move(ns)) {
+    auto* http = dynamic_cast<HttpApiClient*>(api);
+    if (http == nullptr) return;
+    auto made = Call<Result<HttpReply>>([&](auto cb) {
+      http->Send("POST", "/api/v1/namespaces",
+                 R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns_ + R"("}})", cb);
+    });
+    EXPECT_TRUE(made.ok() && (made->status == 201 || made->status == 409))
+        << (made.ok() ? made->body : made.status().ToString());
+  }
 
   Result<ControllerPtr> Create(int replicas, const std::string& name) {
     return Call<Result<ControllerPtr>>(

@@ -11,7 +11,10 @@
 
 #include "backends/http/discovery.h"
 #include "backends/http/lease_routes.h"
+#include "backends/http/field_validation.h"
+#include "backends/http/namespaces.h"
 #include "backends/http/patch.h"
+#include "backends/http/server_side_apply.h"
 #include "backends/http/table.h"
 #include "engine/codec.h"
 #include "engine/json_depth.h"
@@ -224,6 +227,41 @@ HttpResponse UnsupportedMediaTypeResponse(const std::string& content_type) {
                             {"code", 415}});
 }
 
+// A patch may not change metadata.name, namespace, uid or creationTimestamp: 422 naming the field.
+Status CheckImmutableMeta(const json& patched, const json& current) {
+  static const char* const kImmutable[] = {"name", "namespace", "uid", "creationTimestamp"};
+  const json empty = json::object();
+  auto meta_of = [&](const json& j) -> const json& {
+    auto m = j.find("metadata");
+    return (m != j.end() && m->is_object()) ? *m : empty;
+  };
+  const json& a = meta_of(patched);
+  const json& b = meta_of(current);
+  std::vector<StatusCause> causes;
+  for (const char* f : kImmutable) {
+    const json va = a.contains(f) ? a[f] : json();
+    const json vb = b.contains(f) ? b[f] : json();
+    if (va != vb) {
+      causes.push_back({std::string("metadata.") + f, "FieldValueInvalid",
+                        "Invalid value: " + DumpJson(va) + ": field is immutable"});
+    }
+  }
+  if (causes.empty()) return Status::Ok();
+  const std::string name = b.contains("name") && b["name"].is_string() ? b["name"].get<std::string>() : "";
+  std::string msg = "\"" + name + "\" is invalid: ";
+  for (std::size_t i = 0; i < causes.size(); ++i)
+    msg += (i ? ", " : "") + causes[i].field + ": " + causes[i].message;
+  return Status(Code::kInvalid, msg, std::move(causes));
+}
+
+// A list's resourceVersion must be a revision ("" and "0" included); "abc" is a 400.
+Status CheckListResourceVersion(const Query& q) {
+  const std::string rv = q.Get("resourceVersion");
+  if (rv.empty()) return Status::Ok();
+  Result<int64_t> parsed = ParseResourceVersion(rv);
+  return parsed.ok() ? Status::Ok() : parsed.status();
+}
+
 // --- Per-kind traits. ---
 
 template <typename T>
@@ -232,6 +270,7 @@ struct Kind;
 template <>
 struct Kind<Pod> {
   static constexpr const char* kKind = "Pod";
+  static constexpr const char* kSchemaType = "V1Pod";
   static void DefaultForCreate(Pod* pod) { pod->status = PodStatus(); }
   static Status Validate(const Pod& pod) { return ValidatePod(pod); }
   static constexpr const char* kList = "PodList";
@@ -243,12 +282,16 @@ struct Kind<Pod> {
 template <>
 struct Kind<ReplicationController> {
   static constexpr const char* kKind = "ReplicationController";
+  static constexpr const char* kSchemaType = "V1ReplicationController";
   // As the registry does on create: an empty selector defaults to the template's labels.
   static void DefaultForCreate(ReplicationController* rc) {
     rc->status = ReplicationControllerStatus();
     rc->metadata.generation = 1;
     if (rc->spec.selector.empty() && rc->spec.template_) {
       rc->spec.selector = rc->spec.template_->metadata.labels;
+    }
+    if (rc->metadata.labels.empty() && rc->spec.template_) {
+      rc->metadata.labels = rc->spec.template_->metadata.labels;
     }
   }
   static Status Validate(const ReplicationController& rc) { return ValidateController(rc); }
@@ -294,8 +337,9 @@ class ResourceRoutes {
  public:
   using Ptr = std::shared_ptr<const T>;
 
-  ResourceRoutes(ResourceRegistry<T>* reg, const Clock* clock, const HttpRequest& req, const Query& q)
-      : reg_(reg), clock_(clock), req_(req), q_(q), table_(AcceptsTable(req.accept)) {}
+  ResourceRoutes(ResourceRegistry<T>* reg, WatchCache<T>* cache, const Clock* clock, const HttpRequest& req,
+                 const Query& q)
+      : reg_(reg), cache_(cache), clock_(clock), req_(req), q_(q), table_(AcceptsTable(req.accept)) {}
 
   HttpResponse Object(const Result<Ptr>& r, int ok_code = 200) const {
     if (!r.ok()) return ErrorResponse(r.status());
@@ -310,7 +354,12 @@ class ResourceRoutes {
   HttpResponse List(const std::string& ns) const {
     Result<ListOptions> opts = ListOptionsOf(q_);
     if (!opts.ok()) return ErrorResponse(opts.status());
-    Result<ObjectList<T>> list = reg_->List(ns, *opts);
+    if (Status s = CheckListResourceVersion(q_); !s.ok()) return ErrorResponse(s);
+    // resourceVersion=0 means "any version": served from the watch cache (limit ignored, as kube does).
+    Result<ObjectList<T>> list =
+        (cache_ != nullptr && q_.Get("resourceVersion") == "0" && opts->continue_token.empty())
+            ? cache_->List(ns, *opts)
+            : reg_->List(ns, *opts);
     if (!list.ok()) return ErrorResponse(list.status());
     if (table_) {
       TableOptions o = TableOpts();
@@ -385,7 +434,8 @@ class ResourceRoutes {
       if (ev.type == E::kError) sink->OnEnd();
     };
     Result<std::unique_ptr<RegistryWatch>> w =
-        reg_->Watch(ns, *opts, q_.Get("resourceVersion"), std::move(on_event));
+        cache_ != nullptr ? cache_->Watch(ns, *opts, q_.Get("resourceVersion"), std::move(on_event))
+                          : reg_->Watch(ns, *opts, q_.Get("resourceVersion"), std::move(on_event));
     if (!w.ok()) return Respond(ErrorResponse(w.status()));
     out.watch = std::move(w).value();
     out.response.status = 200;
@@ -393,9 +443,35 @@ class ResourceRoutes {
     return out;
   }
 
+  // The body as JSON, checked for its kind and (per ?fieldValidation) its fields; with managedFields
+  // recorded for `manager` when `old` tracks them.
+  Result<json> CheckedBody(std::string_view body) const {
+    Result<json> j = ParseBody(body);
+    if (!j.ok()) return j.status();
+    if (Status s = CheckKind(*j, Kind<T>::kKind, "v1"); !s.ok()) return s;
+    if (Status s = CheckFieldsOf(*j); !s.ok()) return s;
+    return j;
+  }
+  // ?fieldValidation: Strict refuses unknown fields; Warn and Ignore drop them (Warn with warnings).
+  Status CheckFieldsOf(json& j) const {
+    Result<FieldValidation> mode = ParseFieldValidation(q_.Get("fieldValidation"));
+    if (!mode.ok()) return mode.status();
+    if (Status s = CheckFields(j, Kind<T>::kSchemaType, *mode, &warnings_); !s.ok()) return s;
+    PruneUnknownFields(j, Kind<T>::kSchemaType);
+    return Status::Ok();
+  }
+  std::string FieldManager() const {
+    if (q_.Has("fieldManager")) return q_.Get("fieldManager");
+    // As kube-apiserver: the user agent up to its first '/'.
+    std::string ua = req_.user_agent.substr(0, req_.user_agent.find('/'));
+    return ua.empty() ? "unknown" : ua;
+  }
+
   HttpResponse Create(const std::string& ns) const {
     if (!IsJsonContentType(req_.content_type)) return UnsupportedMediaType();
-    Result<T> obj = DecodeBody<T>(req_.body);
+    Result<json> body = CheckedBody(req_.body);
+    if (!body.ok()) return ErrorResponse(body.status());
+    Result<T> obj = Kind<T>::FromJson(*body);
     if (!obj.ok()) return ErrorResponse(obj.status());
     if (Status s = ReconcileMeta(&obj->metadata, ns, nullptr); !s.ok()) return ErrorResponse(s);
     if (q_.Has("dryRun")) return DryRunCreate(std::move(obj).value());
@@ -421,26 +497,43 @@ class ResourceRoutes {
 
   HttpResponse Update(const std::string& ns, const std::string& name, bool status) const {
     if (!IsJsonContentType(req_.content_type)) return UnsupportedMediaType();
-    Result<T> obj = DecodeBody<T>(req_.body);
+    Result<json> body = CheckedBody(req_.body);
+    if (!body.ok()) return ErrorResponse(body.status());
+    Result<T> obj = Kind<T>::FromJson(*body);
     if (!obj.ok()) return ErrorResponse(obj.status());
     if (Status s = ReconcileMeta(&obj->metadata, ns, &name); !s.ok()) return ErrorResponse(s);
+    if (!status) {
+      // Field ownership: only objects that carry managedFields (server-side applied) track it.
+      Result<Ptr> cur = reg_->Get(ns, name);
+      if (cur.ok() && !(*cur)->metadata.unknown_fields.empty() &&
+          (*cur)->metadata.unknown_fields.get()->contains("managedFields")) {
+        json next = Kind<T>::ToJson(*obj);
+        RecordUpdate(Kind<T>::ToJson(**cur), next, FieldManager(), Kind<T>::kSchemaType, clock_->Now());
+        Result<T> tracked = Kind<T>::FromJson(next);
+        if (!tracked.ok()) return ErrorResponse(tracked.status());
+        obj = std::move(tracked);
+      }
+    }
     return Object(status ? reg_->UpdateStatus(std::move(obj).value()) : reg_->Update(std::move(obj).value()));
   }
 
   HttpResponse Patch(const std::string& ns, const std::string& name, bool status) const {
     PatchType type;
     if (!PatchTypeOf(req_.content_type, &type)) return UnsupportedMediaType();
+    if (type == PatchType::kApply) return Apply(ns, name, status);
     for (int attempt = 0;; ++attempt) {
+      warnings_.clear();
       Result<Ptr> cur = reg_->Get(ns, name);
       if (!cur.ok()) return ErrorResponse(cur.status());
-      Result<json> patched = ApplyPatch(Kind<T>::ToJson(**cur), type, req_.body);
+      const json current = Kind<T>::ToJson(**cur);
+      Result<json> patched = ApplyPatch(current, type, req_.body, Kind<T>::kSchemaType);
       if (!patched.ok()) return ErrorResponse(patched.status());
       if (Status s = CheckKind(*patched, Kind<T>::kKind, "v1"); !s.ok()) return ErrorResponse(s);
+      if (Status s = CheckFieldsOf(*patched); !s.ok()) return ErrorResponse(s);
+      if (Status s = CheckImmutableMeta(*patched, current); !s.ok()) return ErrorResponse(s);
+      if (!status) RecordUpdate(current, *patched, FieldManager(), Kind<T>::kSchemaType, clock_->Now());
       Result<T> obj = Kind<T>::FromJson(*patched);
       if (!obj.ok()) return ErrorResponse(obj.status());
-      if (obj->metadata.name != name || obj->metadata.namespace_ != ns) {
-        return ErrorResponse(Code::kBadRequest, "a patch may not change the name or namespace");
-      }
       const bool pinned = obj->metadata.resource_version != (*cur)->metadata.resource_version;
       Result<Ptr> r =
           status ? reg_->UpdateStatus(std::move(obj).value()) : reg_->Update(std::move(obj).value());
@@ -449,6 +542,97 @@ class ResourceRoutes {
         return Object(r);
       }
     }
+  }
+
+  // Server-side apply: creates the object if it does not exist.
+  HttpResponse Apply(const std::string& ns, const std::string& name, bool status) const {
+    if (status)
+      return ErrorResponse(Code::kBadRequest, "server-side apply of the status subresource is not supported");
+    Result<json> body = ParseBody(req_.body);
+    if (!body.ok()) {
+      return ErrorResponse(Code::kBadRequest, "the apply body must be JSON (as kubectl sends it)");
+    }
+    if (Status s = CheckKind(*body, Kind<T>::kKind, "v1"); !s.ok()) return ErrorResponse(s);
+    if (!body->contains("kind") || !body->contains("apiVersion")) {
+      return ErrorResponse(Code::kBadRequest, "an applied configuration must set apiVersion and kind");
+    }
+    if (Status s = CheckFieldsOf(*body); !s.ok()) return ErrorResponse(s);
+    ApplyOptions opts;
+    opts.manager = q_.Get("fieldManager");
+    opts.schema_type = Kind<T>::kSchemaType;
+    opts.now = clock_->Now();
+    if (q_.Has("force") && !ParseBool(q_.Get("force"), &opts.force)) {
+      return ErrorResponse(Code::kBadRequest, "invalid force parameter: " + q_.Get("force"));
+    }
+    const json* meta = body->contains("metadata") ? &(*body)["metadata"] : nullptr;
+    if (meta != nullptr && meta->is_object()) {
+      if (meta->contains("name") && (*meta)["name"] != name) {
+        return ErrorResponse(Code::kBadRequest, "the name of the object does not match the name on the URL");
+      }
+      if (meta->contains("namespace") && (*meta)["namespace"] != ns) {
+        return ErrorResponse(Code::kBadRequest,
+                             "the namespace of the provided object does not match the namespace sent on the "
+                             "request");
+      }
+    }
+    for (int attempt = 0;; ++attempt) {
+      Result<Ptr> cur = reg_->Get(ns, name);
+      if (!cur.ok() && cur.status().code() != Code::kNotFound) return ErrorResponse(cur.status());
+      const json current = cur.ok() ? Kind<T>::ToJson(**cur) : json();
+      Result<json> applied = ServerSideApply(current, *body, opts);
+      if (!applied.ok()) return ErrorResponse(applied.status());
+      (*applied)["metadata"]["name"] = name;
+      (*applied)["metadata"]["namespace"] = ns;
+      Result<T> obj = Kind<T>::FromJson(*applied);
+      if (!obj.ok()) return ErrorResponse(obj.status());
+      Result<Ptr> r = Status(Code::kInternal, "unreachable");
+      if (!cur.ok()) {
+        obj->metadata.resource_version.clear();
+        r = reg_->Create(ns, std::move(obj).value());
+        if (r.ok()) return Object(r, 201);
+        if (r.status().code() != Code::kAlreadyExists || attempt + 1 >= kPatchConflictRetries)
+          return Object(r);
+        continue;
+      }
+      obj->metadata.resource_version = (*cur)->metadata.resource_version;
+      r = reg_->Update(std::move(obj).value());
+      if (r.ok() || r.status().code() != Code::kConflict || attempt + 1 >= kPatchConflictRetries)
+        return Object(r);
+    }
+  }
+
+  std::vector<std::string> TakeWarnings() const { return std::move(warnings_); }
+
+  // DELETE on the collection: every object matching the label and field selectors goes; the answer
+  // is the list of what was deleted (as kube-apiserver answers).
+  HttpResponse DeleteCollection(const std::string& ns) const {
+    Result<ListOptions> opts = ListOptionsOf(q_);
+    if (!opts.ok()) return ErrorResponse(opts.status());
+    if (Status s = CheckListResourceVersion(q_); !s.ok()) return ErrorResponse(s);
+    if (!req_.body.empty()) {
+      Result<json> j = ParseBody(req_.body);
+      if (!j.ok()) return ErrorResponse(j.status());
+      if (!j->is_object()) return ErrorResponse(Code::kBadRequest, "DeleteOptions must be an object");
+    }
+    opts->limit = 0;
+    opts->continue_token.clear();
+    Result<ObjectList<T>> list = reg_->List(ns, *opts);
+    if (!list.ok()) return ErrorResponse(list.status());
+    json items = json::array();
+    for (const Ptr& obj : list->items) {
+      DeleteOptions del;
+      del.precondition_uid = obj->metadata.uid;  // never a successor that took the name meanwhile
+      Result<Ptr> r = reg_->Delete(obj->metadata.namespace_, obj->metadata.name, del);
+      if (r.ok()) {
+        items.push_back(Kind<T>::ToJson(**r));
+      } else if (r.status().code() != Code::kNotFound && r.status().code() != Code::kConflict) {
+        return ErrorResponse(r.status());
+      }
+    }
+    return JsonResponse(200, {{"kind", Kind<T>::kList},
+                              {"apiVersion", "v1"},
+                              {"metadata", {{"resourceVersion", list->resource_version}}},
+                              {"items", std::move(items)}});
   }
 
   HttpResponse Delete(const std::string& ns, const std::string& name) const {
@@ -505,10 +689,12 @@ class ResourceRoutes {
   HttpResponse UnsupportedMediaType() const { return UnsupportedMediaTypeResponse(req_.content_type); }
 
   ResourceRegistry<T>* const reg_;
+  WatchCache<T>* const cache_;  // null: watches go to the registry
   const Clock* const clock_;
   const HttpRequest& req_;
   const Query& q_;
   const bool table_;
+  mutable std::vector<std::string> warnings_;  // for Warning headers (fieldValidation=Warn)
 };
 
 HttpResponse MethodNotAllowed(const std::string& method) {
@@ -537,10 +723,11 @@ Status CheckDryRun(const HttpRequest& req, const Query& q) {
 }
 
 template <typename T>
-ApiOutcome ServeResource(ResourceRegistry<T>* reg, const Clock* clock, const HttpRequest& req, const Query& q,
-                         bool cluster_scope, bool watch_path, const std::string& ns, const std::string* name,
+ApiOutcome ServeResource(ResourceRegistry<T>* reg, WatchCache<T>* cache, const Clock* clock,
+                         const HttpRequest& req, const Query& q, bool cluster_scope, bool watch_path,
+                         const std::string& ns, const std::string* name,
                          const std::shared_ptr<WatchSink>& sink) {
-  ResourceRoutes<T> routes(reg, clock, req, q);
+  ResourceRoutes<T> routes(reg, cache, clock, req, q);
   bool watch = watch_path;
   if (q.Has("watch")) {
     bool w = false;
@@ -555,14 +742,19 @@ ApiOutcome ServeResource(ResourceRegistry<T>* reg, const Clock* clock, const Htt
     if (m != "GET") return Respond(MethodNotAllowed(m));
     return routes.Watch(ns, name, sink);
   }
+  auto warned = [&](HttpResponse r) {
+    r.warnings = routes.TakeWarnings();
+    return Respond(std::move(r));
+  };
   if (name == nullptr) {
     if (m == "GET") return Respond(routes.List(ns));
-    if (m == "POST" && !cluster_scope) return Respond(routes.Create(ns));
+    if (m == "POST" && !cluster_scope) return warned(routes.Create(ns));
+    if (m == "DELETE") return Respond(routes.DeleteCollection(ns));
     return Respond(MethodNotAllowed(m));
   }
   if (m == "GET") return Respond(routes.Object(reg->Get(ns, *name)));
-  if (m == "PUT") return Respond(routes.Update(ns, *name, /*status=*/false));
-  if (m == "PATCH") return Respond(routes.Patch(ns, *name, /*status=*/false));
+  if (m == "PUT") return warned(routes.Update(ns, *name, /*status=*/false));
+  if (m == "PATCH") return warned(routes.Patch(ns, *name, /*status=*/false));
   if (m == "DELETE") return Respond(routes.Delete(ns, *name));
   return Respond(MethodNotAllowed(m));
 }
@@ -570,7 +762,7 @@ ApiOutcome ServeResource(ResourceRegistry<T>* reg, const Clock* clock, const Htt
 template <typename T>
 HttpResponse ServeStatus(ResourceRegistry<T>* reg, const Clock* clock, const HttpRequest& req, const Query& q,
                          const std::string& ns, const std::string& name) {
-  ResourceRoutes<T> routes(reg, clock, req, q);
+  ResourceRoutes<T> routes(reg, nullptr, clock, req, q);
   if (Status s = CheckDryRun(req, q); !s.ok()) return ErrorResponse(s);
   if (req.method == "GET") return routes.Object(reg->Get(ns, name));
   if (req.method == "PUT") return routes.Update(ns, name, /*status=*/true);
@@ -622,6 +814,100 @@ HttpResponse ServeScale(Registry* registry, const HttpRequest& req, const std::s
   return MethodNotAllowed(req.method);
 }
 
+json NamespaceTable(const json& items, const TableOptions& o) {
+  json t = {{"kind", "Table"},
+            {"apiVersion", "meta.k8s.io/v1"},
+            {"metadata", {{"resourceVersion", o.resource_version}}},
+            {"columnDefinitions", json::array({{{"name", "Name"},
+                                                {"type", "string"},
+                                                {"format", "name"},
+                                                {"description", "Name"},
+                                                {"priority", 0}},
+                                               {{"name", "Status"},
+                                                {"type", "string"},
+                                                {"format", ""},
+                                                {"description", "The status of the namespace"},
+                                                {"priority", 0}},
+                                               {{"name", "Age"},
+                                                {"type", "string"},
+                                                {"format", ""},
+                                                {"description", "CreationTimestamp"},
+                                                {"priority", 0}}})},
+            {"rows", json::array()}};
+  for (const json& ns : items) {
+    std::string age = "<unknown>";
+    if (ns["metadata"].contains("creationTimestamp") && ns["metadata"]["creationTimestamp"].is_string()) {
+      if (auto ts = ParseRfc3339(ns["metadata"]["creationTimestamp"].get<std::string>()))
+        age = HumanAge(o.now - *ts);
+    }
+    json row = {{"cells", {ns["metadata"]["name"], ns["status"].value("phase", "Active"), age}}};
+    if (o.include_object == IncludeObject::kObject) {
+      row["object"] = ns;
+    } else if (o.include_object == IncludeObject::kMetadata) {
+      row["object"] = {
+          {"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", ns["metadata"]}};
+    }
+    t["rows"].push_back(std::move(row));
+  }
+  return t;
+}
+
+// /api/v1/namespaces[/{name}]: list, create, get, delete.
+HttpResponse ServeNamespaces(Registry* registry, const Clock* clock, const HttpRequest& req, const Query& q,
+                             const std::string* name) {
+  Namespaces namespaces(registry);
+  const bool table = AcceptsTable(req.accept) && req.method == "GET";
+  TableOptions topts;
+  topts.now = clock->Now();
+  topts.include_object = IncludeObjectOf(q);
+  auto answer = [&](const Result<json>& r, int code) {
+    if (!r.ok()) return ErrorResponse(r.status());
+    if (!table) return JsonResponse(code, *r);
+    topts.resource_version = (*r)["metadata"].value("resourceVersion", "");
+    HttpResponse resp = JsonResponse(
+        200, NamespaceTable((*r)["kind"] == "NamespaceList" ? (*r)["items"] : json::array({*r}), topts));
+    resp.content_type = kTableContentType;
+    return resp;
+  };
+  if (q.Has("watch") && q.Get("watch") != "false" && q.Get("watch") != "0") {
+    return ErrorResponse(Code::kMethodNotAllowed, "watching namespaces is not supported");
+  }
+  if (name == nullptr) {
+    if (req.method == "GET") {
+      Result<ListOptions> opts = ListOptionsOf(q);  // labelSelector and fieldSelector metadata.name
+      if (!opts.ok()) return ErrorResponse(opts.status());
+      if (Status s = CheckListResourceVersion(q); !s.ok()) return ErrorResponse(s);
+      Result<json> list = namespaces.List(opts->label_selector);
+      if (list.ok() && !opts->field_name.empty()) {
+        json kept = json::array();
+        for (json& ns : (*list)["items"]) {
+          if (ns["metadata"]["name"] == opts->field_name) kept.push_back(std::move(ns));
+        }
+        (*list)["items"] = std::move(kept);
+      }
+      return answer(list, 200);
+    }
+    if (req.method == "POST") {
+      if (!IsJsonContentType(req.content_type)) return UnsupportedMediaTypeResponse(req.content_type);
+      Result<json> body = ParseBody(req.body);
+      if (!body.ok()) return ErrorResponse(body.status());
+      if (Status s = CheckKind(*body, "Namespace", "v1"); !s.ok()) return ErrorResponse(s);
+      Result<FieldValidation> mode = ParseFieldValidation(q.Get("fieldValidation"));
+      if (!mode.ok()) return ErrorResponse(mode.status());
+      std::vector<std::string> warnings;
+      if (Status s = CheckFields(*body, "V1Namespace", *mode, &warnings); !s.ok()) return ErrorResponse(s);
+      PruneUnknownFields(*body, "V1Namespace");
+      HttpResponse r = answer(namespaces.Create(*body), 201);
+      r.warnings = std::move(warnings);
+      return r;
+    }
+    return MethodNotAllowed(req.method);
+  }
+  if (req.method == "GET") return answer(namespaces.Get(*name), 200);
+  if (req.method == "DELETE") return answer(namespaces.Delete(*name), 200);
+  return MethodNotAllowed(req.method);
+}
+
 HttpResponse Text(std::string body) {
   HttpResponse r;
   r.content_type = "text/plain; charset=utf-8";
@@ -630,6 +916,16 @@ HttpResponse Text(std::string body) {
 }
 
 }  // namespace
+
+std::string WarningHeaderValue(std::string_view message) {
+  std::string out = "299 - \"";
+  for (char c : message) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
 
 std::string DumpJson(const json& j) {
   return j.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
@@ -662,7 +958,11 @@ bool PercentDecode(std::string_view in, std::string* out) {
   return true;
 }
 
-ApiHandler::ApiHandler(Registry* registry, const Clock* clock) : registry_(registry), clock_(clock) {}
+ApiHandler::ApiHandler(Registry* registry, const Clock* clock)
+    : registry_(registry),
+      clock_(clock),
+      pod_cache_(&registry->pods(), registry->context().store(), PodPrefix("")),
+      rc_cache_(&registry->controllers(), registry->context().store(), ControllerPrefix("")) {}
 
 ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<WatchSink>& sink) {
   const size_t qmark = req.target.find('?');
@@ -674,6 +974,11 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<Watc
   for (std::string& s : seg) {
     std::string decoded;
     if (!PercentDecode(s, &decoded)) return Respond(ErrorResponse(Code::kBadRequest, "malformed path"));
+    // "." and ".." (plain or escaped) and segments hiding a '/' or a NUL never name an object.
+    if (decoded == "." || decoded == ".." || decoded.find('/') != std::string::npos ||
+        decoded.find('\0') != std::string::npos) {
+      return Respond(ErrorResponse(Code::kBadRequest, "invalid path segment " + Quote(decoded)));
+    }
     s = std::move(decoded);
   }
   const bool get = req.method == "GET" || req.method == "HEAD";
@@ -697,6 +1002,9 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<Watc
     return fixed(OpenApiV3CoreV1Json());
   }
   if (seg.size() < 3 || seg[0] != "api" || seg[1] != "v1") return Respond(NotFound(path));
+  if (seg[2] == "namespaces" && seg.size() <= 4) {
+    return Respond(ServeNamespaces(registry_, clock_, req, *q, seg.size() == 4 ? &seg[3] : nullptr));
+  }
 
   size_t i = 2;
   const bool watch_path = seg[i] == "watch";
@@ -717,12 +1025,21 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<Watc
   const std::string* sub = i < seg.size() ? &seg[i++] : nullptr;
   if (i != seg.size() || (name != nullptr && cluster_scope)) return Respond(NotFound(path));
 
+  // NamespaceLifecycle admission: no object is created in a namespace that does not exist.
+  PatchType patch_type;
+  const bool creates =
+      req.method == "POST" || (req.method == "PATCH" && PatchTypeOf(req.content_type, &patch_type) &&
+                               patch_type == PatchType::kApply);
+  if (creates && !cluster_scope && sub == nullptr) {
+    if (Status s = Namespaces(registry_).CheckExists(ns); !s.ok()) return Respond(ErrorResponse(s));
+  }
   if (sub == nullptr) {
     if (pods) {
-      return ServeResource(&registry_->pods(), clock_, req, *q, cluster_scope, watch_path, ns, name, sink);
+      return ServeResource(&registry_->pods(), &pod_cache_, clock_, req, *q, cluster_scope, watch_path, ns,
+                           name, sink);
     }
-    return ServeResource(&registry_->controllers(), clock_, req, *q, cluster_scope, watch_path, ns, name,
-                         sink);
+    return ServeResource(&registry_->controllers(), &rc_cache_, clock_, req, *q, cluster_scope, watch_path,
+                         ns, name, sink);
   }
   if (watch_path) return Respond(NotFound(path));
   if (*sub == "status") {

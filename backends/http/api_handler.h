@@ -17,10 +17,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/status.h"
 #include "engine/time.h"
 #include "registry/registry.h"
+#include "registry/watch_cache.h"
 
 namespace rcsim {
 
@@ -31,6 +33,7 @@ struct HttpRequest {
   std::string target;  // path and query, still percent-encoded
   std::string content_type;
   std::string accept;
+  std::string user_agent;  // names the field manager of a write without ?fieldManager
   std::string body;
 };
 
@@ -38,7 +41,11 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  std::vector<std::string> warnings;  // one "Warning: 299 - ..." header each (WarningHeaderValue)
 };
+
+// The value of a Warning header for `message`, as kube-apiserver sends it: `299 - "message"`.
+std::string WarningHeaderValue(std::string_view message);
 
 // Receives the lines of one watch stream, in order and never concurrently: first the initial events
 // (inline, on the thread calling Handle), then from the store's watch thread. Must not block.
@@ -75,6 +82,9 @@ class ApiHandler {
   Registry* const registry_;
   const Clock* const clock_;
   LeaseRegistry* leases_ = nullptr;
+  // One store watch per resource, fanned out to every HTTP watch; lists with resourceVersion=0.
+  WatchCache<Pod> pod_cache_;
+  WatchCache<ReplicationController> rc_cache_;
 };
 
 // Serialises `j` compactly; invalid UTF-8 (request bytes echoed in messages) becomes U+FFFD instead of

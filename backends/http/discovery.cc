@@ -8,7 +8,7 @@ namespace {
 using json = nlohmann::json;
 
 // The hash in serverRelativeURL lets clients cache the document; it changes when the document does.
-constexpr const char* kCoreV1OpenApiHash = "rcsim-core-v1-1";
+constexpr const char* kCoreV1OpenApiHash = "rcsim-core-v1-3";
 
 json Resource(const char* name, const char* kind, json verbs, json short_names = nullptr,
               const char* group = nullptr, const char* version = nullptr) {
@@ -112,6 +112,10 @@ json CoreV1ResourcesJson() {
   resources.push_back(Resource("replicationcontrollers/status", "ReplicationController", sub));
   resources[0]["categories"] = json::array({"all"});
   resources[2]["categories"] = json::array({"all"});
+  json namespaces =
+      Resource("namespaces", "Namespace", {"create", "delete", "get", "list"}, json::array({"ns"}));
+  namespaces["namespaced"] = false;
+  resources.push_back(std::move(namespaces));
   return {{"kind", "APIResourceList"},
           {"groupVersion", "v1"},
           {"resources", std::move(resources)}};
@@ -132,6 +136,13 @@ json OpenApiV3CoreV1Json() {
       {"get", Operation("readReplicationControllerScale", scale_gvk, "get", false)},
       {"put", Operation("replaceReplicationControllerScale", scale_gvk, "put", true)},
       {"patch", Operation("patchReplicationControllerScale", scale_gvk, "patch", true)}};
+  const json ns_gvk = Gvk("", "v1", "Namespace");
+  paths["/api/v1/namespaces"] = {{"get", Operation("listNamespace", ns_gvk, "list", false)},
+                                 {"post", Operation("createNamespace", ns_gvk, "post", true)}};
+  // kubectl looks for fieldValidation on the PATCH operation to know the server validates fields.
+  paths["/api/v1/namespaces/{name}"] = {{"get", Operation("readNamespace", ns_gvk, "get", false)},
+                                        {"patch", Operation("patchNamespace", ns_gvk, "patch", true)},
+                                        {"delete", Operation("deleteNamespace", ns_gvk, "delete", false)}};
   paths["/api/v1/pods"] = {{"get", Operation("listPodForAllNamespaces", Gvk("", "v1", "Pod"), "list",
                                              false)}};
   paths["/api/v1/replicationcontrollers"] = {
@@ -143,8 +154,8 @@ json OpenApiV3CoreV1Json() {
           {"components",
            {{"schemas",
              {{"io.k8s.api.core.v1.Pod", ObjectSchema("Pod", "", "v1")},
-              {"io.k8s.api.core.v1.ReplicationController",
-               ObjectSchema("ReplicationController", "", "v1")},
+              {"io.k8s.api.core.v1.ReplicationController", ObjectSchema("ReplicationController", "", "v1")},
+              {"io.k8s.api.core.v1.Namespace", ObjectSchema("Namespace", "", "v1")},
               {"io.k8s.api.autoscaling.v1.Scale", ObjectSchema("Scale", "autoscaling", "v1")}}}}}};
 }
 

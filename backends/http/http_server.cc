@@ -214,6 +214,7 @@ class Session : public std::enable_shared_from_this<Session> {
     r.target = std::string(req.target());
     r.content_type = std::string(req[http::field::content_type]);
     r.accept = std::string(req[http::field::accept]);
+    r.user_agent = std::string(req[http::field::user_agent]);
     r.body = std::move(req.body());
     auto sink = std::make_shared<Sink>(server_->gate, weak_from_this(), stream_.get_executor());
     net::post(*server_->workers, [self = shared_from_this(), r = std::move(r), sink]() mutable {
@@ -227,8 +228,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnHandled(ApiOutcome out) {
     if (out.watch == nullptr) {
-      return WriteResponse(out.response.status, out.response.content_type,
-                           std::move(out.response.body));
+      return WriteResponse(out.response.status, out.response.content_type, std::move(out.response.body),
+                           out.response.warnings);
     }
     if (server_->watches.fetch_add(1) >= server_->options.max_watches) {
       server_->watches.fetch_sub(1);
@@ -239,7 +240,7 @@ class Session : public std::enable_shared_from_this<Session> {
                            StatusBody(429, "TooManyRequests",
                                       "too many watches: the server serves at most " +
                                           std::to_string(server_->options.max_watches)),
-                           /*retry_after=*/true);
+                           /*warnings=*/{}, /*retry_after=*/true);
     }
     counted_watch_ = true;
     watch_ = std::move(out.watch);
@@ -343,13 +344,15 @@ class Session : public std::enable_shared_from_this<Session> {
     }
   }
 
-  void WriteResponse(int code, std::string_view content_type, std::string body, bool retry_after = false) {
+  void WriteResponse(int code, std::string_view content_type, std::string body,
+                     const std::vector<std::string>& warnings = {}, bool retry_after = false) {
     auto res = std::make_shared<http::response<http::string_body>>();
     res->version(version_);
     res->result(static_cast<unsigned>(code));
     res->set(http::field::server, "rcsim-apiserver");
     if (retry_after) res->set(http::field::retry_after, "1");
     res->set(http::field::content_type, std::string(content_type));
+    for (const std::string& w : warnings) res->insert(http::field::warning, WarningHeaderValue(w));
     res->body() = std::move(body);
     res->keep_alive(keep_alive_);
     res->prepare_payload();

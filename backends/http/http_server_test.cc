@@ -345,7 +345,9 @@ TEST_F(HttpServerTest, Patches) {
 
   const std::string before = Snapshot();
   EXPECT_EQ(client_->Patch(kPods + "/p", "{", "application/merge-patch+json").status, 400);
-  EXPECT_EQ(client_->Patch(kPods + "/p", R"({"a":1})", "application/apply-patch+yaml").status, 415);
+  // Server-side apply needs apiVersion, kind and a fieldManager.
+  EXPECT_EQ(client_->Patch(kPods + "/p", R"({"a":1})", "application/apply-patch+yaml").status, 400);
+  EXPECT_EQ(client_->Patch(kPods + "/p", R"({"a":1})", "application/x-yaml").status, 415);
   EXPECT_EQ(client_->Patch(kPods + "/p", R"([{"op":"test","path":"/metadata/name","value":"q"}])",
                            "application/json-patch+json")
                 .status,
@@ -398,7 +400,8 @@ TEST_F(HttpServerTest, ControllersScaleAndTables) {
   EXPECT_EQ(t["kind"], "Table");
   std::vector<std::string> columns;
   for (const json& c : t["columnDefinitions"]) columns.push_back(c["name"]);
-  EXPECT_EQ(columns, (std::vector<std::string>{"Name", "Desired", "Current", "Ready", "Age"}));
+  EXPECT_EQ(columns, (std::vector<std::string>{"Name", "Desired", "Current", "Ready", "Age", "Containers",
+                                               "Images", "Selector"}));
   ASSERT_EQ(t["rows"].size(), 1u);
   EXPECT_EQ(t["rows"][0]["cells"][0], "web");
   EXPECT_EQ(t["rows"][0]["cells"][1], 3);
@@ -445,7 +448,22 @@ TEST_F(HttpServerTest, BadRequestsLeaveTheStoreUnchanged) {
   cases.push_back({"unknown resource", client_->Get("/api/v1/namespaces/default/services"), 404});
   cases.push_back({"unknown path", client_->Get("/nope"), 404});
   cases.push_back({"unknown subresource", client_->Get(kPods + "/a/log"), 404});
-  cases.push_back({"delete collection", client_->Delete(kPods), 405});
+  cases.push_back(
+      {"delete collection with a bad selector", client_->Delete(kPods + "?labelSelector=%3D%3D"), 400});
+  cases.push_back({"list at a malformed resourceVersion", client_->Get(kPods + "?resourceVersion=abc"), 400});
+  cases.push_back({"dot-dot name", client_->Get(kPods + "/.."), 400});
+  cases.push_back(
+      {"uid patch",
+       client_->Patch(kPods + "/a", R"({"metadata":{"uid":"x"}})", "application/merge-patch+json"), 422});
+  cases.push_back(
+      {"strict unknown field",
+       client_->Post(
+           kPods + "?fieldValidation=Strict",
+           json::parse(
+               R"({"kind":"Pod","metadata":{"name":"s"},"spec":{"x":1,"containers":[{"name":"c","image":"i"}]}})")),
+       400});
+  cases.push_back(
+      {"pod in a missing namespace", client_->Post("/api/v1/namespaces/nowhere/pods", PodJson("n")), 404});
   cases.push_back({"post to cluster list", client_->Post("/api/v1/pods", PodJson("d")), 405});
   cases.push_back({"form content type", client_->Do(http::verb::post, kPods, PodJson("e").dump(),
                                                     "application/x-www-form-urlencoded"), 415});

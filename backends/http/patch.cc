@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/json_depth.h"
+#include "backends/http/strategic_merge.h"
 
 namespace rcsim {
 namespace {
@@ -21,23 +22,6 @@ std::string_view MediaType(std::string_view content_type) {
   return t;
 }
 
-// Removes strategic-merge-patch directives, recursively.
-void DropDirectives(json& j) {
-  if (j.is_object()) {
-    std::vector<std::string> drop;
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      if (!it.key().empty() && it.key().front() == '$') {
-        drop.push_back(it.key());
-      } else {
-        DropDirectives(it.value());
-      }
-    }
-    for (const std::string& k : drop) j.erase(k);
-  } else if (j.is_array()) {
-    for (json& e : j) DropDirectives(e);
-  }
-}
-
 }  // namespace
 
 bool PatchTypeOf(std::string_view content_type, PatchType* type) {
@@ -48,22 +32,25 @@ bool PatchTypeOf(std::string_view content_type, PatchType* type) {
     *type = PatchType::kStrategicMerge;
   } else if (t == "application/json-patch+json") {
     *type = PatchType::kJsonPatch;
+  } else if (t == "application/apply-patch+yaml" || t == "application/apply-patch+json") {
+    *type = PatchType::kApply;
   } else {
     return false;
   }
   return true;
 }
 
-Result<json> ApplyPatch(const json& target, PatchType type, std::string_view patch_body) {
+Result<json> ApplyPatch(const json& target, PatchType type, std::string_view patch_body,
+                        std::string_view schema_type) {
   // Bounded before any recursive work: directive stripping, merge_patch, patch() and the dump of a
   // malformed operation all recurse once per level.
   Result<json> parsed = ParseBoundedJson(patch_body, "the patch body");
   if (!parsed.ok()) return parsed.status();
   json patch = std::move(parsed).value();
   switch (type) {
-    case PatchType::kStrategicMerge:
-      DropDirectives(patch);
-      [[fallthrough]];
+    case PatchType::kStrategicMerge: return StrategicMergePatch(target, patch, schema_type);
+    case PatchType::kApply:
+      return Status(Code::kBadRequest, "server-side apply is handled with field ownership, not as a patch");
     case PatchType::kMerge: {
       if (!patch.is_object()) return Status(Code::kBadRequest, "a merge patch must be a JSON object");
       json out = target;

@@ -18,7 +18,8 @@ TEST(PatchTest, ContentTypes) {
   EXPECT_EQ(t, PatchType::kStrategicMerge);
   EXPECT_TRUE(PatchTypeOf("application/json-patch+json", &t));
   EXPECT_EQ(t, PatchType::kJsonPatch);
-  EXPECT_FALSE(PatchTypeOf("application/apply-patch+yaml", &t));
+  EXPECT_TRUE(PatchTypeOf("application/apply-patch+yaml", &t));
+  EXPECT_EQ(t, PatchType::kApply);
   EXPECT_FALSE(PatchTypeOf("application/json", &t));
 }
 
@@ -29,7 +30,7 @@ TEST(PatchTest, MergePatchMergesMapsAndDeletesNulls) {
   EXPECT_EQ((*r)["spec"], kTarget["spec"]);
 }
 
-TEST(PatchTest, StrategicMergeDropsDirectivesAndReplacesLists) {
+TEST(PatchTest, StrategicMergeWithoutASchemaDropsDirectivesAndReplacesLists) {
   Result<json> r = ApplyPatch(
       kTarget, PatchType::kStrategicMerge,
       R"({"$setElementOrder/containers":[{"name":"d"}],"spec":{"containers":[{"name":"d","$patch":"replace"}]}})");

@@ -11,13 +11,17 @@ namespace {
 
 using json = nlohmann::json;
 
-json Column(const char* name, const char* type, const char* format, const char* description) {
+// Priority 1 columns are the ones `kubectl get -o wide` adds.
+json Column(const char* name, const char* type, const char* format, const char* description,
+            int priority = 0) {
   return {{"name", name},
           {"type", type},
           {"format", format},
           {"description", description},
-          {"priority", 0}};
+          {"priority", priority}};
 }
+
+std::string OrNone(const std::string& s) { return s.empty() ? "<none>" : s; }
 
 std::string Age(const ObjectMeta& meta, TimePoint now) {
   if (!meta.creation_timestamp) return "<unknown>";
@@ -89,12 +93,20 @@ std::string HumanAge(Duration d) {
 
 json PodTable(const std::vector<PodPtr>& pods, const TableOptions& opts) {
   json columns = json::array(
-      {Column("Name", "string", "name",
-              "Name must be unique within a namespace."),
+      {Column("Name", "string", "name", "Name must be unique within a namespace."),
        Column("Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic."),
        Column("Status", "string", "", "The aggregate status of the containers in this pod."),
-       Column("Restarts", "string", "", "The number of times the containers in this pod have been restarted."),
-       Column("Age", "string", "", "CreationTimestamp is a timestamp representing the server time when this object was created.")});
+       Column("Restarts", "string", "",
+              "The number of times the containers in this pod have been restarted."),
+       Column("Age", "string", "",
+              "CreationTimestamp is a timestamp representing the server time when this object was created."),
+       Column("IP", "string", "", "IP address allocated to the pod. Routable at least within the cluster.",
+              1),
+       Column("Node", "string", "", "NodeName is the node the pod is scheduled onto.", 1),
+       Column("Nominated Node", "string", "", "nominatedNodeName is set when this pod preempts other pods.",
+              1),
+       Column("Readiness Gates", "string", "",
+              "If specified, all readiness gates will be evaluated for pod readiness.", 1)});
   json table = TableShell(std::move(columns), opts);
   for (const PodPtr& pod : pods) {
     int ready = 0;
@@ -105,10 +117,11 @@ json PodTable(const std::vector<PodPtr>& pods, const TableOptions& opts) {
     }
     std::string status = pod->status.reason.empty() ? pod->status.phase : pod->status.reason;
     if (pod->metadata.deletion_timestamp) status = "Terminating";
-    json row = {{"cells",
-                 {pod->metadata.name,
-                  std::to_string(ready) + "/" + std::to_string(pod->spec.containers.size()), status,
-                  std::to_string(restarts), Age(pod->metadata, opts.now)}}};
+    json row = {
+        {"cells",
+         {pod->metadata.name, std::to_string(ready) + "/" + std::to_string(pod->spec.containers.size()),
+          status, std::to_string(restarts), Age(pod->metadata, opts.now), OrNone(pod->status.pod_ip),
+          OrNone(pod->spec.node_name), "<none>", "<none>"}}};
     json obj = RowObject(pod->metadata,
                          opts.include_object == IncludeObject::kObject ? PodToJson(*pod) : json(),
                          opts.include_object);
@@ -124,12 +137,24 @@ json ControllerTable(const std::vector<ControllerPtr>& rcs, const TableOptions& 
        Column("Desired", "integer", "", "Replicas is the number of desired replicas."),
        Column("Current", "integer", "", "Replicas is the most recently observed number of replicas."),
        Column("Ready", "integer", "", "The number of ready replicas for this replication controller."),
-       Column("Age", "string", "", "CreationTimestamp is a timestamp representing the server time when this object was created.")});
+       Column("Age", "string", "",
+              "CreationTimestamp is a timestamp representing the server time when this object was created."),
+       Column("Containers", "string", "", "Names of each container in the template.", 1),
+       Column("Images", "string", "", "Images referenced by each container in the template.", 1),
+       Column("Selector", "string", "", "Label selector for pods.", 1)});
   json table = TableShell(std::move(columns), opts);
   for (const ControllerPtr& rc : rcs) {
+    std::string names, images, selector;
+    if (rc->spec.template_) {
+      for (const Container& c : rc->spec.template_->spec.containers) {
+        names += (names.empty() ? "" : ",") + c.name;
+        images += (images.empty() ? "" : ",") + c.image;
+      }
+    }
+    for (const auto& [k, v] : rc->spec.selector) selector += (selector.empty() ? "" : ",") + k + "=" + v;
     json row = {{"cells",
-                 {rc->metadata.name, rc->spec.replicas, rc->status.replicas,
-                  rc->status.ready_replicas, Age(rc->metadata, opts.now)}}};
+                 {rc->metadata.name, rc->spec.replicas, rc->status.replicas, rc->status.ready_replicas,
+                  Age(rc->metadata, opts.now), OrNone(names), OrNone(images), OrNone(selector)}}};
     json obj = RowObject(rc->metadata,
                          opts.include_object == IncludeObject::kObject ? ControllerToJson(*rc) : json(),
                          opts.include_object);

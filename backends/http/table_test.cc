@@ -37,8 +37,11 @@ TEST(PodTableTest, ColumnsAndCells) {
   TableOptions opts;
   opts.now = TimePoint(std::chrono::hours(1) + std::chrono::seconds(30));
   nlohmann::json t = PodTable({pod}, opts);
-  ASSERT_EQ(t["columnDefinitions"].size(), 5u);
-  EXPECT_EQ(t["rows"][0]["cells"], nlohmann::json({"web-1", "1/2", "Running", "3", "30s"}));
+  ASSERT_EQ(t["columnDefinitions"].size(), 9u);
+  EXPECT_EQ(t["columnDefinitions"][5]["name"], "IP");
+  EXPECT_EQ(t["columnDefinitions"][5]["priority"], 1);
+  EXPECT_EQ(t["rows"][0]["cells"],
+            nlohmann::json({"web-1", "1/2", "Running", "3", "30s", "<none>", "<none>", "<none>", "<none>"}));
   auto deleting = std::make_shared<Pod>(*pod);
   deleting->metadata.deletion_timestamp = opts.now;
   opts.include_columns = false;
@@ -47,6 +50,30 @@ TEST(PodTableTest, ColumnsAndCells) {
   EXPECT_TRUE(t2["columnDefinitions"].empty());
   EXPECT_EQ(t2["rows"][0]["cells"][2], "Terminating");
   EXPECT_FALSE(t2["rows"][0].contains("object"));
+}
+
+// kubectl get -o wide shows the priority-1 columns: pods IP and NODE, RCs CONTAINERS, IMAGES, SELECTOR.
+TEST(TableTest, WideColumns) {
+  auto pod = std::make_shared<Pod>();
+  pod->metadata.name = "web-1";
+  pod->spec.node_name = "node-a";
+  pod->status.pod_ip = "10.0.0.7";
+  nlohmann::json t = PodTable({pod}, TableOptions());
+  EXPECT_EQ(t["rows"][0]["cells"][5], "10.0.0.7");
+  EXPECT_EQ(t["rows"][0]["cells"][6], "node-a");
+
+  auto rc = std::make_shared<ReplicationController>();
+  rc->metadata.name = "web";
+  rc->spec.selector = {{"app", "web"}, {"tier", "fe"}};
+  rc->spec.template_ = PodTemplateSpec();
+  rc->spec.template_->spec.containers = {Container{"web", "nginx:1", {}, {}},
+                                         Container{"log", "busybox", {}, {}}};
+  nlohmann::json r = ControllerTable({rc}, TableOptions());
+  ASSERT_EQ(r["columnDefinitions"].size(), 8u);
+  EXPECT_EQ(r["columnDefinitions"][7]["name"], "Selector");
+  EXPECT_EQ(r["rows"][0]["cells"][5], "web,log");
+  EXPECT_EQ(r["rows"][0]["cells"][6], "nginx:1,busybox");
+  EXPECT_EQ(r["rows"][0]["cells"][7], "app=web,tier=fe");
 }
 
 }  // namespace

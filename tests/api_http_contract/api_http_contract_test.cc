@@ -122,9 +122,18 @@ class HttpApiHarness {
     return true;
   }
 
+  // A fresh namespace, created first: the apiserver refuses objects in a namespace that does not exist.
   std::string ns() {
     static int counter = 0;
-    return "http-contract-" + std::to_string(++counter);
+    const std::string name = "http-contract-" + std::to_string(++counter);
+    Result<HttpReply> r =
+        PostSync(*client_, "/api/v1/namespaces",
+                 R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + name + R"("}})");
+    if (!r.ok() || r->status != 201) {
+      ADD_FAILURE() << "cannot create namespace " << name << ": "
+                    << (r.ok() ? std::to_string(r->status) + " " + r->body : r.status().ToString());
+    }
+    return name;
   }
 
   // Compacts etcd at its current revision through the v3 JSON gateway.

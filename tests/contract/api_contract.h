@@ -19,6 +19,8 @@
 #ifndef RCSIM_TESTS_CONTRACT_API_CONTRACT_H_
 #define RCSIM_TESTS_CONTRACT_API_CONTRACT_H_
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -27,8 +29,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "engine/api_client.h"
 #include "engine/codec.h"
@@ -678,19 +678,16 @@ TYPED_TEST_P(ApiContractTest, FullManifestRoundTripsLosslessly) {
 }
 
 REGISTER_TYPED_TEST_SUITE_P(ApiContractTest, PodCreateGetListUpdateDelete, FullManifestRoundTripsLosslessly,
-                            ControllerCreateGetUpdateDelete,
-                            ControllerSelectorDefaultsToTemplateLabels,
-                            GenerateNameGivesUniqueNamesWithThePrefix,
-                            ListByLabelSelectorAndFieldSelector, ListPagesWithLimitAndContinue,
-                            CreateDuplicateIsAlreadyExists, UpdateWithStaleResourceVersionIsConflict,
-                            MissingObjectsAreNotFound, DeletePreconditions,
-                            InvalidObjectsAreRejectedWithCauses, UpdateStatusChangesOnlyStatus,
-                            PodSpecIsImmutableExceptBinding,
+                            ControllerCreateGetUpdateDelete, ControllerSelectorDefaultsToTemplateLabels,
+                            GenerateNameGivesUniqueNamesWithThePrefix, ListByLabelSelectorAndFieldSelector,
+                            ListPagesWithLimitAndContinue, CreateDuplicateIsAlreadyExists,
+                            UpdateWithStaleResourceVersionIsConflict, MissingObjectsAreNotFound,
+                            DeletePreconditions, InvalidObjectsAreRejectedWithCauses,
+                            UpdateStatusChangesOnlyStatus, PodSpecIsImmutableExceptBinding,
                             WatchFromResourceVersionSeesChangesInOrder,
                             WatchFromZeroStartsWithTheCurrentObjects,
                             WatchSeesALabelChangeOutOfTheSelectorAsDeleted,
-                            WatchFromACompactedResourceVersionIsGone,
-                            ControllerWatchSeesGenerationChanges);
+                            WatchFromACompactedResourceVersionIsGone, ControllerWatchSeesGenerationChanges);
 
 }  // namespace rcsim
 

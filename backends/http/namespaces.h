@@ -1,0 +1,41 @@
+// core/v1 Namespaces for the HTTP API server, stored as JSON under /registry/namespaces/<name>, and the
+// NamespaceLifecycle admission rule: objects may be created only in a namespace that exists.
+//
+// "default", "kube-system", "kube-public" and "kube-node-lease" exist implicitly (kube-apiserver
+// creates them at start): they are listed and served even when never stored, and cannot be deleted.
+// Deleting a namespace deletes every pod and replication controller in it, then the namespace (at once:
+// there is no Terminating phase to wait through).
+//
+// Thread-safety: every method may be called from any thread (state lives in the store).
+#ifndef RCSIM_BACKENDS_HTTP_NAMESPACES_H_
+#define RCSIM_BACKENDS_HTTP_NAMESPACES_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/status.h"
+#include "registry/registry.h"
+
+namespace rcsim {
+
+class Namespaces {
+ public:
+  explicit Namespaces(Registry* registry) : registry_(registry) {}
+
+  Result<nlohmann::json> Get(const std::string& name);
+  // A NamespaceList, by name, with the implicit namespaces; label selector applied.
+  Result<nlohmann::json> List(const LabelSelector& selector);
+  Result<nlohmann::json> Create(const nlohmann::json& body);
+  Result<nlohmann::json> Delete(const std::string& name);
+  // kNotFound ('namespaces "x" not found') unless `name` exists.
+  Status CheckExists(const std::string& name);
+
+ private:
+  Registry* const registry_;
+};
+
+bool IsImplicitNamespace(const std::string& name);
+
+}  // namespace rcsim
+
+#endif  // RCSIM_BACKENDS_HTTP_NAMESPACES_H_

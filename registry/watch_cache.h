@@ -1,0 +1,93 @@
+// A watch cache for one resource, as kube-apiserver's cacher: ONE store watch over the resource's whole
+// prefix, fanned out to every client watch (filtered by namespace, label selector and metadata.name),
+// and the current objects kept in memory so that a list with resourceVersion=0 is served without the
+// store. 1,000 HTTP watches therefore cost one etcd watch stream, not 1,000 streams and threads.
+//
+// Semantics are ResourceRegistry::Watch's (see registry.h): "" or "0" starts with ADDED for every
+// current object; a resourceVersion N replays the buffered changes after N, then live ones; an object
+// that stops matching is DELETED, one that starts is ADDED. A resourceVersion older than the buffer, or
+// one the store has compacted, gets one kError kGone event. The cache starts on first use (one list,
+// then the watch from its revision); when its store watch ends (compaction, store failure) every
+// client watch gets kError kGone and ends, and the next use restarts the cache.
+//
+// Thread-safety: every method may be called from any thread. Callbacks run with the cache's lock held,
+// in revision order, never concurrently: they must not block and must not destroy their watch.
+#ifndef RCSIM_REGISTRY_WATCH_CACHE_H_
+#define RCSIM_REGISTRY_WATCH_CACHE_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "registry/registry.h"
+
+namespace rcsim {
+
+template <typename T>
+class WatchCache {
+ public:
+  using Ptr = std::shared_ptr<const T>;
+  using EventCallback = typename ResourceRegistry<T>::EventCallback;
+
+  // `registry` must outlive the cache; `capacity` is how many changes are kept for resuming watches.
+  WatchCache(ResourceRegistry<T>* registry, Store* store, std::string prefix, std::size_t capacity = 10000);
+  ~WatchCache();
+  WatchCache(const WatchCache&) = delete;
+  WatchCache& operator=(const WatchCache&) = delete;
+
+  Result<std::unique_ptr<RegistryWatch>> Watch(const std::string& ns, const ListOptions& opts,
+                                               const std::string& resource_version, EventCallback on_event);
+  // The current objects of namespace `ns` matching `opts` (limit and continue ignored), at the cache's
+  // revision: what a list with resourceVersion=0 returns.
+  Result<ObjectList<T>> List(const std::string& ns, const ListOptions& opts);
+
+  // How many store watches this cache has started (1 while it stays healthy), and the client watches
+  // it serves now.
+  int64_t store_watches_started() const;
+  std::size_t client_watches() const;
+
+ private:
+  struct Change {
+    int64_t revision = 0;
+    std::string key;
+    Ptr object;  // null for a deletion
+    Ptr prev;    // null for a creation
+  };
+  struct Client {
+    std::string prefix;  // the namespace's key prefix
+    int64_t from = 0;    // only changes after this revision (the cache may lag the client's list)
+    ListOptions opts;
+    EventCallback on_event;
+  };
+  class ClientWatch;
+
+  Status EnsureStartedLocked(std::unique_lock<std::mutex>& lock);
+  void OnResponse(uint64_t generation, const WatchResponse& resp);
+  void Deliver(const Client& c, const Change& ch);
+  void Remove(uint64_t id);
+
+  ResourceRegistry<T>* const registry_;
+  Store* const store_;
+  const std::string prefix_;
+  const std::size_t capacity_;
+
+  mutable std::mutex mu_;
+  bool started_ = false;                       // guarded by mu_
+  uint64_t generation_ = 0;                    // guarded by mu_; bumped on every (re)start
+  int64_t revision_ = 0;                       // guarded by mu_; the last revision applied
+  int64_t horizon_ = 0;                        // guarded by mu_; changes after it are all in changes_
+  std::map<std::string, Ptr> objects_;         // guarded by mu_; by key, without resourceVersion
+  std::map<std::string, int64_t> revisions_;   // guarded by mu_; mod_revision of each object
+  std::deque<Change> changes_;                 // guarded by mu_
+  std::map<uint64_t, Client> clients_;         // guarded by mu_
+  uint64_t next_id_ = 1;                       // guarded by mu_
+  int64_t store_watches_ = 0;                  // guarded by mu_
+  std::unique_ptr<rcsim::Watch> store_watch_;  // guarded by mu_ (destroyed with mu_ released)
+};
+
+}  // namespace rcsim
+
+#endif  // RCSIM_REGISTRY_WATCH_CACHE_H_

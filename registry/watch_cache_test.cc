@@ -1,0 +1,177 @@
+#include "registry/watch_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fakes/mem_store.h"
+#include "fakes/sim_loop.h"
+
+namespace rcsim {
+namespace {
+
+using Type = ApiWatchEvent<Pod>::Type;
+
+Pod MakePod(const std::string& name, Labels labels = {{"app", "web"}}) {
+  Pod pod;
+  pod.metadata.name = name;
+  pod.metadata.labels = std::move(labels);
+  pod.spec.containers.push_back(Container{"main", "nginx", {}, {}});
+  return pod;
+}
+
+struct Seen {
+  Type type;
+  std::string name;
+  std::string rv;
+  Code error;
+};
+
+// Counts the store watches started through it.
+class CountingStore final : public Store {
+ public:
+  explicit CountingStore(Store* inner) : inner_(inner) {}
+  Result<RangeResponse> Range(const RangeRequest& r) override { return inner_->Range(r); }
+  Result<PutResponse> Put(const PutRequest& r) override { return inner_->Put(r); }
+  Result<DeleteResponse> DeleteRange(const DeleteRequest& r) override { return inner_->DeleteRange(r); }
+  Result<TxnResponse> Txn(const TxnRequest& r) override { return inner_->Txn(r); }
+  Result<int64_t> Compact(int64_t revision) override { return inner_->Compact(revision); }
+  std::unique_ptr<Watch> StartWatch(const WatchRequest& r, WatchCallback cb) override {
+    ++watches;
+    return inner_->StartWatch(r, std::move(cb));
+  }
+  Result<LeaseGrantResponse> LeaseGrant(int64_t ttl, int64_t id) override {
+    return inner_->LeaseGrant(ttl, id);
+  }
+  Status LeaseRevoke(int64_t id) override { return inner_->LeaseRevoke(id); }
+  Result<int64_t> LeaseKeepAlive(int64_t id) override { return inner_->LeaseKeepAlive(id); }
+  int watches = 0;
+
+ private:
+  Store* inner_;
+};
+
+class WatchCacheTest : public ::testing::Test {
+ protected:
+  WatchCacheTest()
+      : mem_(&loop_, &loop_),
+        store_(&mem_),
+        rng_(7),
+        registry_(&store_, &loop_, &rng_),
+        cache_(&registry_.pods(), &store_, PodPrefix(""), /*capacity=*/8) {}
+
+  std::unique_ptr<RegistryWatch> Watch(const std::string& ns, const std::string& rv, std::vector<Seen>* out,
+                                       ListOptions opts = {}) {
+    auto w = cache_.Watch(ns, opts, rv, [out](const ApiWatchEvent<Pod>& ev) {
+      out->push_back({ev.type, ev.object ? ev.object->metadata.name : "",
+                      ev.object ? ev.object->metadata.resource_version : "", ev.error.code()});
+    });
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    return w.ok() ? std::move(*w) : nullptr;
+  }
+  std::string Create(const std::string& ns, Pod pod) {
+    auto r = registry_.pods().Create(ns, std::move(pod));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    loop_.RunUntilIdle();
+    return r.ok() ? (*r)->metadata.resource_version : "";
+  }
+
+  SimLoop loop_;
+  MemStore mem_;
+  CountingStore store_;
+  Mt19937Rng rng_;
+  Registry registry_;
+  WatchCache<Pod> cache_;
+};
+
+// Issue 8: 1,000 HTTP watches meant 1,000 store watches (one etcd stream and thread each).
+TEST_F(WatchCacheTest, OneStoreWatchServesEveryClientWatch) {
+  std::vector<std::vector<Seen>> seen(1000);
+  std::vector<std::unique_ptr<RegistryWatch>> watches;
+  for (std::size_t i = 0; i < seen.size(); ++i) watches.push_back(Watch(i % 2 ? "a" : "b", "", &seen[i]));
+  EXPECT_EQ(store_.watches, 1);
+  EXPECT_EQ(cache_.client_watches(), 1000u);
+  Create("a", MakePod("p"));
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    ASSERT_EQ(seen[i].size(), i % 2 ? 1u : 0u) << i;
+    if (i % 2) {
+      EXPECT_EQ(seen[i][0].type, Type::kAdded);
+    }
+  }
+  watches.clear();
+  EXPECT_EQ(cache_.client_watches(), 0u);
+  EXPECT_EQ(cache_.store_watches_started(), 1);
+}
+
+TEST_F(WatchCacheTest, InitialListResumeSelectorsAndDeletes) {
+  Create("ns", MakePod("old"));
+  std::vector<Seen> all;
+  auto w = Watch("ns", "", &all);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].name, "old");
+  const std::string rv1 = Create("ns", MakePod("new"));
+  ListOptions web;
+  web.label_selector = *LabelSelector::Parse("app=web");
+  std::vector<Seen> resumed;
+  auto r = Watch("ns", all[0].rv, &resumed, web);
+  ASSERT_EQ(resumed.size(), 1u) << "the change after old's revision, from the buffer";
+  EXPECT_EQ(resumed[0].name, "new");
+  EXPECT_EQ(resumed[0].rv, rv1);
+
+  // A relabel out of the selector is DELETED for the filtered watch, MODIFIED for the other.
+  auto got = registry_.pods().Get("ns", "new");
+  ASSERT_TRUE(got.ok());
+  Pod relabeled = **got;
+  relabeled.metadata.labels = {{"app", "db"}};
+  ASSERT_TRUE(registry_.pods().Update(relabeled).ok());
+  ASSERT_TRUE(registry_.pods().Delete("ns", "old", {}).ok());
+  loop_.RunUntilIdle();
+  ASSERT_EQ(resumed.size(), 3u);
+  EXPECT_EQ(resumed[1].type, Type::kDeleted);
+  EXPECT_EQ(resumed[1].name, "new");
+  EXPECT_EQ(resumed[2].type, Type::kDeleted);
+  EXPECT_EQ(resumed[2].name, "old");
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[2].type, Type::kModified);
+
+  auto list = cache_.List("ns", {});
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->items.size(), 1u);
+  EXPECT_EQ(list->items[0]->metadata.name, "new");
+  std::vector<Seen> zero;
+  auto z = Watch("ns", "0", &zero);
+  ASSERT_EQ(zero.size(), 1u);
+  EXPECT_EQ(zero[0].name, "new");
+  EXPECT_EQ(store_.watches, 1);
+}
+
+TEST_F(WatchCacheTest, AResourceVersionOlderThanTheBufferIsGone) {
+  const std::string first = Create("ns", MakePod("p0"));
+  std::vector<Seen> keep;
+  auto w = Watch("", "", &keep);
+  for (int i = 1; i <= 12; ++i) Create("ns", MakePod("p" + std::to_string(i)));  // capacity 8
+  std::vector<Seen> old;
+  auto o = Watch("ns", first, &old);
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].type, Type::kError);
+  EXPECT_EQ(old[0].error, Code::kGone);
+  EXPECT_EQ(cache_.client_watches(), 1u);
+  EXPECT_FALSE(cache_.Watch("ns", {}, "abc", [](const ApiWatchEvent<Pod>&) {}).ok());
+}
+
+TEST_F(WatchCacheTest, ACompactedResourceVersionIsGoneEvenIfBuffered) {
+  std::vector<Seen> keep;
+  auto w = Watch("", "", &keep);
+  const std::string first = Create("ns", MakePod("a"));
+  Create("ns", MakePod("b"));
+  Create("ns", MakePod("c"));
+  ASSERT_TRUE(mem_.Compact(mem_.revision()).ok());
+  std::vector<Seen> old;
+  auto o = Watch("ns", first, &old);
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].error, Code::kGone);
+}
+
+}  // namespace
+}  // namespace rcsim
