@@ -1,5 +1,6 @@
 #include "registry/object_size.h"
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -22,41 +23,73 @@ std::size_t Bytes(const std::vector<std::string>& v) {
   return n;
 }
 
+// The members the engine does not model, walked once. A copy of an object shares them with the
+// original; each copy is counted in full, which over-counts rather than under-counts.
+std::size_t Bytes(const nlohmann::json& j) {
+  std::size_t n = sizeof(nlohmann::json);
+  switch (j.type()) {
+    case nlohmann::json::value_t::string: n += kNodeOverhead + Bytes(j.get_ref<const std::string&>()); break;
+    case nlohmann::json::value_t::object:
+      n += kNodeOverhead;
+      for (const auto& [k, v] : j.items()) n += kNodeOverhead + Bytes(k) + Bytes(v);
+      break;
+    case nlohmann::json::value_t::array:
+      n += kNodeOverhead;
+      for (const nlohmann::json& v : j) n += Bytes(v);
+      break;
+    default: break;
+  }
+  return n;
+}
+
+std::size_t Bytes(const UnknownFields& u) { return u.empty() ? 0 : Bytes(*u.get()); }
+
 std::size_t Bytes(const ObjectMeta& m) {
   std::size_t n = Bytes(m.name) + Bytes(m.generate_name) + Bytes(m.namespace_) + Bytes(m.uid) +
-                  Bytes(m.resource_version) + Bytes(m.labels) + Bytes(m.annotations) + Bytes(m.finalizers);
+                  Bytes(m.resource_version) + Bytes(m.labels) + Bytes(m.annotations) + Bytes(m.finalizers) +
+                  Bytes(m.unknown_fields);
   for (const OwnerReference& o : m.owner_references) {
-    n += sizeof(o) + Bytes(o.api_version) + Bytes(o.kind) + Bytes(o.name) + Bytes(o.uid);
+    n += sizeof(o) + Bytes(o.api_version) + Bytes(o.kind) + Bytes(o.name) + Bytes(o.uid) +
+         Bytes(o.unknown_fields);
   }
   return n;
 }
 
 std::size_t Bytes(const PodSpec& s) {
-  std::size_t n = Bytes(s.node_name) + Bytes(s.restart_policy);
+  std::size_t n = Bytes(s.node_name) + Bytes(s.restart_policy) + Bytes(s.unknown_fields);
   for (const Container& c : s.containers) {
-    n += sizeof(c) + Bytes(c.name) + Bytes(c.image) + Bytes(c.command) + Bytes(c.args);
+    n += sizeof(c) + Bytes(c.name) + Bytes(c.image) + Bytes(c.command) + Bytes(c.args) +
+         Bytes(c.unknown_fields);
   }
   return n;
 }
 
 std::size_t Bytes(const PodStatus& s) {
-  std::size_t n = Bytes(s.phase) + Bytes(s.host_ip) + Bytes(s.pod_ip) + Bytes(s.reason) + Bytes(s.message);
+  std::size_t n = Bytes(s.phase) + Bytes(s.host_ip) + Bytes(s.pod_ip) + Bytes(s.reason) + Bytes(s.message) +
+                  Bytes(s.unknown_fields);
   for (const PodCondition& c : s.conditions) {
-    n += sizeof(c) + Bytes(c.type) + Bytes(c.status) + Bytes(c.reason) + Bytes(c.message);
+    n += sizeof(c) + Bytes(c.type) + Bytes(c.status) + Bytes(c.reason) + Bytes(c.message) +
+         Bytes(c.unknown_fields);
   }
-  for (const ContainerStatus& c : s.container_statuses) n += sizeof(c) + Bytes(c.name);
+  for (const ContainerStatus& c : s.container_statuses) {
+    n += sizeof(c) + Bytes(c.name) + Bytes(c.unknown_fields);
+  }
   return n;
 }
 
 }  // namespace
 
 std::size_t ApproxObjectBytes(const Pod& pod) {
-  return sizeof(Pod) + Bytes(pod.metadata) + Bytes(pod.spec) + Bytes(pod.status);
+  return sizeof(Pod) + Bytes(pod.metadata) + Bytes(pod.spec) + Bytes(pod.status) + Bytes(pod.unknown_fields);
 }
 
 std::size_t ApproxObjectBytes(const ReplicationController& rc) {
-  std::size_t n = sizeof(ReplicationController) + Bytes(rc.metadata) + Bytes(rc.spec.selector);
-  if (rc.spec.template_) n += Bytes(rc.spec.template_->metadata) + Bytes(rc.spec.template_->spec);
+  std::size_t n = sizeof(ReplicationController) + Bytes(rc.metadata) + Bytes(rc.spec.selector) +
+                  Bytes(rc.spec.unknown_fields) + Bytes(rc.status.unknown_fields) + Bytes(rc.unknown_fields);
+  if (rc.spec.template_) {
+    n += Bytes(rc.spec.template_->metadata) + Bytes(rc.spec.template_->spec) +
+         Bytes(rc.spec.template_->unknown_fields);
+  }
   return n;
 }
 

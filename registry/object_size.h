@@ -2,7 +2,8 @@
 //
 // Counts sizeof the object plus the characters of its strings and the nodes of its maps and vectors
 // (a fixed overhead each), so it is O(fields) and allocation-free. It under-counts what it does not
-// model; a member holding raw JSON should add its encoded size here when one is added.
+// model. The members carried verbatim (unknown_fields) are walked and counted too, so a 1 MB env
+// value weighs 1 MB; a copy sharing them with its original is counted in full.
 //
 // Thread-safety: pure functions.
 #ifndef RCSIM_REGISTRY_OBJECT_SIZE_H_

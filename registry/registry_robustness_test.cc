@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -203,6 +204,20 @@ TEST_F(RegistryRobustnessTest, ResultCacheIsBoundedByBytesNotSlots) {
   auto got = registry_.pods().Get("ns", "small");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(created->get(), got->get());
+}
+
+// The byte budget counts what the engine does not model: a pod's 1 MB carried verbatim (an env value
+// in unknown_fields) weighs 1 MB, so 400 of them still leave at most the budget cached.
+TEST_F(RegistryRobustnessTest, ResultCacheCountsTheFieldsCarriedVerbatim) {
+  for (int i = 0; i < 400; ++i) {
+    Pod pod = MakePod("env-" + std::to_string(i));
+    pod.spec.containers[0].unknown_fields = UnknownFields(nlohmann::json{
+        {"env", nlohmann::json::array({{{"name", "BIG"}, {"value", std::string(1 << 20, 'x')}}})}});
+    ASSERT_TRUE(registry_.pods().Create("ns", pod).ok());
+    ASSERT_TRUE(registry_.pods().Delete("ns", pod.metadata.name, {}).ok());
+  }
+  EXPECT_LE(registry_.pods().cached_bytes(), std::size_t{64} << 20);
+  EXPECT_GT(registry_.pods().cached_bytes(), std::size_t{16} << 20);
 }
 
 }  // namespace

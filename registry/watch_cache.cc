@@ -60,13 +60,17 @@ Status WatchCache<T>::EnsureStartedLocked(std::unique_lock<std::mutex>& lock) {
   revisions_.clear();
   for (const KeyValue& kv : r->kvs) {
     auto obj = registry_->Stored(kv.value, kv.key);
-    if (!obj.ok()) return obj.status();
+    if (!obj.ok()) {  // left out, as a list leaves it out
+      registry_->context()->ReportMalformed(kv.key, obj.status());
+      continue;
+    }
     objects_[kv.key] = std::move(*obj);
     revisions_[kv.key] = kv.mod_revision;
   }
   changes_.clear();
   revision_ = r->revision;
   horizon_ = r->revision;
+  start_revision_ = r->revision;
   const uint64_t generation = ++generation_;
   WatchRequest wreq;
   wreq.key = prefix_;
@@ -92,7 +96,9 @@ void WatchCache<T>::Deliver(const Client& c, const Change& ch) {
     ev.object = registry_->WithRevision(ch.key, ch.object, ch.revision, true);
   } else if (was) {
     ev.type = Type::kDeleted;  // deleted, or stopped matching: the last matching state
-    ev.object = registry_->WithRevision(ch.key, ch.prev, ch.revision, ch.object == nullptr);
+    // Only a real deletion's last state is what the key held at this revision (cacheable).
+    ev.object =
+        registry_->WithRevision(ch.key, ch.prev, ch.revision, ch.object == nullptr && !ch.undecodable);
   } else {
     return;
   }
@@ -108,9 +114,15 @@ void WatchCache<T>::OnResponse(uint64_t generation, const WatchResponse& resp) {
     ch.revision = ev.kv.mod_revision;
     ch.key = ev.kv.key;
     if (auto it = objects_.find(ch.key); it != objects_.end()) ch.prev = it->second;
-    if (ev.type == WatchEvent::Type::kPut) {
-      auto obj = registry_->Stored(ev.kv.value, ev.kv.key);
-      if (!obj.ok()) continue;  // an undecodable value is skipped, as a list would fail on it
+    auto obj =
+        ev.type == WatchEvent::Type::kPut ? registry_->Stored(ev.kv.value, ev.kv.key) : Result<Ptr>(Ptr());
+    if (!obj.ok()) {
+      // As the registry's watch: an object that turns unreadable is reported and, if a client saw it,
+      // DELETED there (its last good state); a list leaves it out from now on.
+      registry_->context()->ReportMalformed(ev.kv.key, obj.status());
+      ch.undecodable = true;
+    }
+    if (obj.ok() && *obj != nullptr) {
       ch.object = std::move(*obj);
       objects_[ch.key] = ch.object;
       revisions_[ch.key] = ch.revision;
@@ -170,29 +182,45 @@ Result<std::unique_ptr<RegistryWatch>> WatchCache<T>::Watch(const std::string& n
     c.on_event(ev);
     return std::unique_ptr<RegistryWatch>(new ClientWatch(this, 0));
   };
+  // Started first, so that a list made below is never older than what the cache has seen.
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (Status s = EnsureStartedLocked(lock); !s.ok()) return s;
+  }
   // "" is the most recent state: listed from the store (consistent, as the registry's watch), then the
-  // cache's changes after that list. A resourceVersion the store has compacted is Gone even while the
-  // buffer still holds it.
+  // cache's changes after that list. A given resourceVersion must be neither compacted (Gone even while
+  // the buffer still holds it) nor newer than the store's revision (Gone: no list returned it).
   RangeResponse listed;
-  if (consistent || from > 0) {
+  if (consistent) {
     RangeRequest req;
     req.key = c.prefix;
     req.range_end = PrefixEnd(c.prefix);
-    if (!consistent) {
-      req.revision = from + 1;
-      req.count_only = true;
-    }
     auto r = store_->Range(req);
-    if (!r.ok()) {
-      if (r.status().code() == Code::kCompacted) return gone(from);
-      if (r.status().code() != Code::kFutureRevision) return r.status();
-    } else {
-      listed = std::move(*r);
+    if (!r.ok()) return r.status();
+    listed = std::move(*r);
+    from = listed.revision;
+  } else if (!from_cache) {
+    RangeRequest now;  // one key, for the store's revision: O(1)
+    now.key = c.prefix;
+    now.keys_only = true;
+    auto cur = store_->Range(now);
+    if (!cur.ok()) return cur.status();
+    if (from > cur->revision) {
+      return Status(Code::kGone, "too large resource version: " + resource_version +
+                                     ", current: " + std::to_string(cur->revision));
     }
-    if (consistent) from = listed.revision;
+    if (from < cur->revision) {
+      RangeRequest at = now;  // a read at the watch's first revision fails as the watch would
+      at.revision = from + 1;
+      auto r = store_->Range(at);
+      if (!r.ok()) {
+        if (r.status().code() == Code::kCompacted) return gone(from);
+        return r.status();
+      }
+    }
   }
   std::unique_lock<std::mutex> lock(mu_);
-  if (Status s = EnsureStartedLocked(lock); !s.ok()) return s;
+  if (Status s = EnsureStartedLocked(lock); !s.ok()) return s;  // it may have restarted meanwhile
   if (from_cache) {
     from = revision_;
     for (auto it = objects_.lower_bound(c.prefix); it != objects_.end() && it->first.starts_with(c.prefix);
@@ -203,12 +231,21 @@ Result<std::unique_ptr<RegistryWatch>> WatchCache<T>::Watch(const std::string& n
       ev.object = registry_->WithRevision(it->first, it->second, revisions_[it->first], true);
       c.on_event(ev);
     }
+  } else if (from < start_revision_) {
+    // Changes from before the cache started (a list made just before its first use, or before a
+    // restart) were never seen here: the store still has them, so this client gets its own store
+    // watch, as if there were no cache. Rare; the HTTP server's watch cap bounds it.
+    lock.unlock();
+    return registry_->Watch(ns, opts, consistent ? "" : resource_version, std::move(c.on_event));
   } else if (from < horizon_) {
-    return gone(from);
+    return gone(from);  // seen, but dropped from the buffer: the client re-lists, as kube's cacher
   } else if (consistent) {
     for (const KeyValue& kv : listed.kvs) {
       auto obj = registry_->Stored(kv.value, kv.key);
-      if (!obj.ok()) return obj.status();
+      if (!obj.ok()) {
+        registry_->context()->ReportMalformed(kv.key, obj.status());
+        continue;
+      }
       if (!Matches((*obj)->metadata, c.opts)) continue;
       ApiWatchEvent<T> ev;
       ev.type = Type::kAdded;

@@ -5,10 +5,15 @@
 //
 // Semantics are ResourceRegistry::Watch's (see registry.h): "" or "0" starts with ADDED for every
 // current object; a resourceVersion N replays the buffered changes after N, then live ones; an object
-// that stops matching is DELETED, one that starts is ADDED. A resourceVersion older than the buffer, or
-// one the store has compacted, gets one kError kGone event. The cache starts on first use (one list,
-// then the watch from its revision); when its store watch ends (compaction, store failure) every
-// client watch gets kError kGone and ends, and the next use restarts the cache.
+// that stops matching is DELETED, one that starts is ADDED. A resourceVersion whose changes the buffer
+// has dropped, or one the store has compacted, gets one kError kGone event; one newer than the store's
+// revision is returned kGone. A resourceVersion from before the cache started (a client that listed
+// just before the cache's first use) is served by a store watch of its own (ResourceRegistry::Watch):
+// the cache never saw those changes. Values that do not decode are skipped and reported
+// (RegistryContext::ReportMalformed), an object turning unreadable is DELETED, as the registry's watch.
+// The cache starts on first use (one list, then the watch from its revision); when its store watch
+// ends (compaction, store failure) every client watch gets kError kGone and ends, and the next use
+// restarts the cache.
 //
 // Thread-safety: every method may be called from any thread. Callbacks run with the cache's lock held,
 // in revision order, never concurrently: they must not block and must not destroy their watch.
@@ -53,8 +58,9 @@ class WatchCache {
   struct Change {
     int64_t revision = 0;
     std::string key;
-    Ptr object;  // null for a deletion
-    Ptr prev;    // null for a creation
+    Ptr object;                // null for a deletion
+    Ptr prev;                  // null for a creation
+    bool undecodable = false;  // the key now holds a value that does not decode (object is null)
   };
   struct Client {
     std::string prefix;  // the namespace's key prefix
@@ -79,6 +85,7 @@ class WatchCache {
   uint64_t generation_ = 0;                    // guarded by mu_; bumped on every (re)start
   int64_t revision_ = 0;                       // guarded by mu_; the last revision applied
   int64_t horizon_ = 0;                        // guarded by mu_; changes after it are all in changes_
+  int64_t start_revision_ = 0;                 // guarded by mu_; the revision the cache was listed at
   std::map<std::string, Ptr> objects_;         // guarded by mu_; by key, without resourceVersion
   std::map<std::string, int64_t> revisions_;   // guarded by mu_; mod_revision of each object
   std::deque<Change> changes_;                 // guarded by mu_

@@ -173,5 +173,89 @@ TEST_F(WatchCacheTest, ACompactedResourceVersionIsGoneEvenIfBuffered) {
   EXPECT_EQ(old[0].error, Code::kGone);
 }
 
+// Http.WatchSeesALabelChangeOutOfTheSelectorAsDeleted failed once: a client listed at L and asked to
+// watch from L, but its request reached the server after pods were written, and the cache started then
+// (its first use) at a later revision R. Changes in (L, R] were never in the buffer, so the watch got
+// Gone at once instead of ADDED / DELETED / ADDED. Such a watch is served by a store watch of its own.
+TEST_F(WatchCacheTest, AWatchFromAListMadeBeforeTheCacheStartedSeesEveryChange) {
+  auto list = registry_.pods().List("ns", {});
+  ASSERT_TRUE(list.ok());
+  const std::string listed = list->resource_version;
+  Create("ns", MakePod("other", {{"app", "db"}}));
+  Create("ns", MakePod("p"));
+  auto got = registry_.pods().Get("ns", "p");
+  ASSERT_TRUE(got.ok());
+  Pod out = **got;
+  out.metadata.labels = {{"app", "db"}};
+  auto moved = registry_.pods().Update(out);
+  ASSERT_TRUE(moved.ok());
+  loop_.RunUntilIdle();
+
+  ListOptions web;
+  web.label_selector = *LabelSelector::Parse("app=web");
+  std::vector<Seen> seen;
+  auto w = Watch("ns", listed, &seen, web);  // the cache starts here, after every write above
+  Pod back = **moved;
+  back.metadata.labels = {{"app", "web"}};
+  ASSERT_TRUE(registry_.pods().Update(back).ok());
+  loop_.RunUntilIdle();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].type, Type::kAdded);
+  EXPECT_EQ(seen[1].type, Type::kDeleted);
+  EXPECT_EQ(seen[2].type, Type::kAdded);
+  for (const Seen& e : seen) EXPECT_EQ(e.name, "p");
+
+  // A client that listed after the cache started shares its store watch.
+  const int before = store_.watches;
+  std::vector<Seen> later;
+  auto l = Watch("ns", seen[2].rv, &later);
+  EXPECT_EQ(store_.watches, before);
+  Create("ns", MakePod("q"));
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].name, "q");
+}
+
+// As the registry's watch (c89a227): a value that does not decode is left out of the cache and of
+// "0" lists, and an object that turns unreadable is DELETED for the watches that saw it.
+TEST_F(WatchCacheTest, MalformedValuesAreSkippedAndAnObjectTurningUnreadableIsDeleted) {
+  auto put_raw = [&](const std::string& key, const std::string& bytes) {
+    PutRequest put;
+    put.key = key;
+    put.value = Value(bytes);
+    ASSERT_TRUE(store_.Put(put).ok());
+    loop_.RunUntilIdle();
+  };
+  Create("ns", MakePod("a"));
+  put_raw(PodKey("ns", "bad"), "{not json");
+  std::vector<Seen> seen;
+  auto w = Watch("ns", "", &seen);  // starts the cache over the bad value
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].name, "a");
+  EXPECT_GE(registry_.malformed_values(), 1u);
+  put_raw(PodKey("ns", "a"), "{also not json");
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1].type, Type::kDeleted);
+  EXPECT_EQ(seen[1].name, "a");
+  auto list = cache_.List("ns", {});
+  ASSERT_TRUE(list.ok());
+  EXPECT_TRUE(list->items.empty());
+  Create("ns", MakePod("b"));
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[2].name, "b");
+}
+
+// As the registry's watch (c89a227): a resourceVersion newer than the store's is returned Gone.
+TEST_F(WatchCacheTest, AResourceVersionNewerThanTheStoreIsGone) {
+  Create("ns", MakePod("a"));
+  auto w = cache_.Watch("ns", {}, std::to_string(mem_.revision() + 1), [](const ApiWatchEvent<Pod>&) {});
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), Code::kGone);
+  std::vector<Seen> now;
+  auto current = Watch("ns", std::to_string(mem_.revision()), &now);
+  Create("ns", MakePod("b"));
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_EQ(now[0].name, "b");
+}
+
 }  // namespace
 }  // namespace rcsim

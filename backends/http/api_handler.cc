@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "backends/http/discovery.h"
-#include "backends/http/lease_routes.h"
 #include "backends/http/field_validation.h"
+#include "backends/http/lease_routes.h"
 #include "backends/http/namespaces.h"
 #include "backends/http/patch.h"
 #include "backends/http/server_side_apply.h"

@@ -4,8 +4,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/json_depth.h"
 #include "backends/http/strategic_merge.h"
+#include "engine/json_depth.h"
 
 namespace rcsim {
 namespace {
