@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "engine/event_recorder.h"
 #include "engine/labels.h"
 #include "engine/pod_ranking.h"
 
@@ -566,8 +567,16 @@ void ReplicationManager::OnCreateDone(const SyncPtr& s, const Result<PodPtr>& r)
   if (r.ok()) {
     ++metrics_.creates;
     if (trace_->enabled()) Trace("created " + KeyOf((*r)->metadata) + " for " + s->key);
+    if (events_ != nullptr) {
+      events_->Record(ReferenceTo(*s->rc), event_type::kNormal, "SuccessfulCreate",
+                      "Created pod: " + (*r)->metadata.name);
+    }
   } else {
     ++metrics_.create_errors;
+    if (events_ != nullptr) {
+      events_->Record(ReferenceTo(*s->rc), event_type::kWarning, "FailedCreate",
+                      "Error creating: " + r.status().message());
+    }
     s->batch_failed = true;
     logger_->Log(LogLevel::kWarning, "create for " + s->key + " failed: " + r.status().ToString());
     if (trace_->enabled()) Trace("create failed for " + s->key + ": " + r.status().ToString());
@@ -605,9 +614,17 @@ void ReplicationManager::OnDeleteDone(const SyncPtr& s, const std::string& pod_k
   if (r.ok() || r.status().code() == Code::kNotFound) {
     ++metrics_.deletes;
     if (trace_->enabled()) Trace("deleted " + pod_key + " for " + s->key);
+    if (r.ok() && events_ != nullptr) {  // kube records nothing for a pod already gone
+      events_->Record(ReferenceTo(*s->rc), event_type::kNormal, "SuccessfulDelete",
+                      "Deleted pod: " + pod_key.substr(pod_key.find('/') + 1));
+    }
     if (!r.ok()) expectations_.DeletionObserved(s->exp_key, pod_key);
   } else {
     ++metrics_.delete_errors;
+    if (events_ != nullptr) {
+      events_->Record(ReferenceTo(*s->rc), event_type::kWarning, "FailedDelete",
+                      "Error deleting: " + r.status().message());
+    }
     logger_->Log(LogLevel::kWarning,
                  "delete of " + pod_key + " for " + s->key + " failed: " + r.status().ToString());
     if (trace_->enabled())

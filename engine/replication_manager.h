@@ -43,6 +43,8 @@
 
 namespace rcsim {
 
+class EventRecorder;  // engine/event_recorder.h
+
 struct ManagerOptions {
   int workers = 5;                                    // syncs in flight at once
   Duration resync_period = std::chrono::seconds(30);  // every controller is enqueued this often
@@ -69,6 +71,10 @@ class ReplicationManager {
   ~ReplicationManager();
   ReplicationManager(const ReplicationManager&) = delete;
   ReplicationManager& operator=(const ReplicationManager&) = delete;
+
+  // Where the manager records SuccessfulCreate / FailedCreate / SuccessfulDelete / FailedDelete
+  // events about its controllers (none when null, the default). Not owned; set before Start().
+  void set_event_recorder(EventRecorder* recorder) { events_ = recorder; }
 
   // Starts the informers and the periodic resync. Call once, on the executor.
   void Start();
@@ -134,6 +140,7 @@ class ReplicationManager {
   Rng* rng_;
   TraceSink* trace_;
   Logger* logger_;
+  EventRecorder* events_ = nullptr;
 
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // callbacks hold weak refs
   bool started_ = false;

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "engine/event_recorder.h"
 #include "engine/mock_ports.h"
 #include "fakes/sim_loop.h"
 
@@ -870,6 +871,46 @@ TEST(PodFromTemplateTest, UsesGenerateNameTemplateAndOwnerRef) {
   EXPECT_TRUE(ref.controller);
   EXPECT_TRUE(ref.block_owner_deletion);
   EXPECT_EQ(p.spec, rc.spec.template_->spec);
+}
+
+class CollectingEventSink final : public EventSink {
+ public:
+  void Write(const Event& ev, bool update) override {
+    if (!update) reasons.push_back(ev.reason + " " + ev.type + " " + ev.message);
+  }
+  std::vector<std::string> reasons;
+};
+
+// Issue 8: kubectl describe rc showed no events; the manager records them as kube's does.
+TEST_F(ReplicationManagerTest, RecordsCreateAndDeleteEventsOnItsController) {
+  CollectingEventSink sink;
+  EventRecorder recorder({}, &loop_, &sink);
+  ReplicationController rc = MakeRc("web", 2);
+  rc.status.observed_generation = 1;
+  world_.PutController(rc);
+  world_.create_errors_ = {Status(Code::kInvalid, "exceeded quota")};
+  manager_ = std::make_unique<ReplicationManager>(ManagerOptions{}, &world_.store_, &world_.api_, &loop_,
+                                                  &loop_, &rng_, &trace_, &logger_);
+  manager_->set_event_recorder(&recorder);
+  manager_->Start();
+  Settle();
+  ASSERT_EQ(world_.ActivePodsOf("web"), 2);
+  ASSERT_GE(sink.reasons.size(), 3u);
+  EXPECT_EQ(sink.reasons[0], "FailedCreate Warning Error creating: exceeded quota");
+  EXPECT_TRUE(sink.reasons[1].starts_with("SuccessfulCreate Normal Created pod: web-")) << sink.reasons[1];
+
+  sink.reasons.clear();
+  world_.delete_errors_ = {Status(Code::kInternal, "boom")};
+  rc = *world_.controllers_["default/web"];
+  rc.spec.replicas = 0;
+  rc.metadata.generation = 2;
+  world_.PutController(rc);
+  Settle();
+  EXPECT_EQ(world_.ActivePodsOf("web"), 0);
+  ASSERT_EQ(sink.reasons.size(), 3u);
+  EXPECT_EQ(sink.reasons[0], "FailedDelete Warning Error deleting: boom");
+  EXPECT_TRUE(sink.reasons[1].starts_with("SuccessfulDelete Normal Deleted pod: web-")) << sink.reasons[1];
+  EXPECT_TRUE(sink.reasons[2].starts_with("SuccessfulDelete Normal Deleted pod: web-")) << sink.reasons[2];
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "fakes/faulty_store.h"
 #include "fakes/inprocess_api_client.h"
 #include "fakes/mem_store.h"
+#include "registry/event_registry.h"
 #include "registry/registry.h"
 
 namespace rcsim {
@@ -54,6 +55,8 @@ SimWorld::SimWorld(SimWorldOptions options)
   manager_api_->SetWatchDelay(options_.watch_latency_min, options_.watch_latency_max);
   nodes_api_ = std::make_unique<InProcessApiClient>(registry_.get(), &loop_);
   admin_api_ = std::make_unique<InProcessApiClient>(registry_.get(), &loop_);
+  events_ = std::make_unique<EventRegistry>(&registry_->context());
+  event_sink_ = std::make_unique<RegistryEventSink>(events_.get());
 
   StartMirrorWatch(0);
 
@@ -79,6 +82,7 @@ SimNodes& SimWorld::nodes() { return *nodes_; }
 FaultyApiClient& SimWorld::manager_api() { return *manager_api_; }
 FaultyStore& SimWorld::manager_store() { return *manager_store_; }
 ApiClient& SimWorld::admin_api() { return *admin_api_; }
+EventRegistry& SimWorld::events() { return *events_; }
 
 void SimWorld::StartManager() {
   if (manager_) return;
@@ -87,6 +91,8 @@ void SimWorld::StartManager() {
   trace_.Record("world", "manager-start " + std::to_string(manager_starts_));
   manager_ = std::make_unique<ReplicationManager>(options_.manager, manager_store_.get(), manager_api_.get(),
                                                   &loop_, &loop_, manager_rng_.get(), &trace_, &logger_);
+  event_recorder_ = std::make_unique<EventRecorder>(EventRecorderOptions{}, &loop_, event_sink_.get());
+  manager_->set_event_recorder(event_recorder_.get());
   manager_->Start();
 }
 
@@ -95,6 +101,7 @@ void SimWorld::StopManager() {
   trace_.Record("world", "manager-stop");
   manager_->Stop();
   manager_.reset();
+  event_recorder_.reset();
   // The crashed process's in-flight replies are lost with it; its requests may still apply.
   manager_api_->AbandonPending();
 }
@@ -177,6 +184,7 @@ void SimWorld::OnStoreEvent(const WatchResponse& resp) {
       }
       ApplyController(kv.key, rc, kv.mod_revision);
     } else {
+      observed_revision_ = kv.mod_revision;  // events, leases: nothing to mirror, no observer call
       continue;
     }
     observed_revision_ = kv.mod_revision;

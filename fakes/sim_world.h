@@ -7,6 +7,9 @@
 //   manager --FaultyApiClient--> InProcessApiClient --> Registry --> MemStore   (manager_api(): faults)
 //   SimNodes --InProcessApiClient (no faults)--> Registry
 //   admin_api(): unfaulted in-process client for scenario actions
+//   manager --EventRecorder--> RegistryEventSink --> EventRegistry --> MemStore   (events(); no faults:
+//   events are best effort and not API calls the scenarios budget; the recorder's spam filter bounds
+//   them to 25 per controller at once, then one per 5 virtual minutes, so they cost the run little)
 // The manager's API view gets the options' api_latency on every verb and watch_latency on watch events
 // as its baseline (faults set later replace them). The world compacts the store every
 // compaction_interval to the revision it had one interval earlier, as kube-apiserver does.
@@ -51,6 +54,9 @@ class MemStore;
 class FaultyStore;
 class Registry;
 class InProcessApiClient;
+class EventRegistry;
+class RegistryEventSink;
+class EventRecorder;
 
 struct SimWorldOptions {
   uint64_t seed = 1;
@@ -103,6 +109,7 @@ class SimWorld {
   FaultyApiClient& manager_api();  // the manager's API view (faults go here)
   FaultyStore& manager_store();    // the manager's store view (controller watch; faults go here)
   ApiClient& admin_api();          // unfaulted in-process client, for scenario actions
+  EventRegistry& events();         // the core/v1 events the manager recorded (kubectl get events)
   TraceRecorder& trace() { return trace_; }
 
   // Starts a fresh manager (no-op if one is running). Each start gets a new Rng stream.
@@ -185,6 +192,9 @@ class SimWorld {
   std::unique_ptr<InProcessApiClient> nodes_api_;
   std::unique_ptr<InProcessApiClient> admin_api_;
   std::unique_ptr<SimNodes> nodes_;
+  std::unique_ptr<EventRegistry> events_;
+  std::unique_ptr<RegistryEventSink> event_sink_;
+  std::unique_ptr<EventRecorder> event_recorder_;  // one per manager start, as one per process
   std::unique_ptr<ReplicationManager> manager_;
   int manager_starts_ = 0;
 

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/labels.h"
 #include "fakes/faulty_store.h"
 #include "fakes/mem_store.h"
+#include "registry/event_registry.h"
 
 namespace rcsim {
 namespace {
@@ -372,6 +374,37 @@ TEST(SimWorldTest, CompactsTheStorePeriodicallyAndTheMirrorSurvivesIt) {
   ASSERT_TRUE(world.ScaleController("default", "c", 6).ok());
   checker.Track("c", 6);
   EXPECT_TRUE(world.RunUntil([&] { return checker.AllConverged(); }, minutes(1)));
+  EXPECT_EQ(world.observed_revision(), world.store().revision());
+}
+
+// Issue 8: the simulated manager records events in the shared registry, as the real one through the
+// API server; the spam filter bounds them (25 per controller at once).
+TEST(SimWorldTest, TheManagerRecordsEventsOnItsControllersBounded) {
+  SimWorld world(SimWorldOptions{});
+  ConvergenceChecker checker(&world);
+  world.StartManager();
+  ASSERT_TRUE(world.CreateController(MakeController("web", 3)).ok());
+  ASSERT_TRUE(world.CreateController(MakeController("big", 100)).ok());
+  checker.Track("web", 3);
+  checker.Track("big", 100);
+  ASSERT_TRUE(world.RunUntil([&] { return checker.AllConverged(); }, minutes(2)));
+  std::map<std::string, std::string> web_fields = {{"involvedObject.name", "web"}};
+  auto web = world.events().List("default", web_fields, LabelSelector());
+  ASSERT_TRUE(web.ok());
+  ASSERT_EQ((*web)["items"].size(), 3u);
+  for (const auto& ev : (*web)["items"]) {
+    EXPECT_EQ(ev["reason"], "SuccessfulCreate");
+    EXPECT_EQ(ev["involvedObject"]["kind"], "ReplicationController");
+    EXPECT_TRUE(ev["message"].get<std::string>().starts_with("Created pod: web-")) << ev.dump();
+  }
+  std::map<std::string, std::string> big_fields = {{"involvedObject.name", "big"}};
+  auto big = world.events().List("default", big_fields, LabelSelector());
+  ASSERT_TRUE(big.ok());
+  // 9 distinct events, then one combined event counting the rest the spam filter let through.
+  ASSERT_EQ((*big)["items"].size(), 10u);
+  int total = 0;
+  for (const auto& ev : (*big)["items"]) total += ev["count"].get<int>();
+  EXPECT_EQ(total, 25);
   EXPECT_EQ(world.observed_revision(), world.store().revision());
 }
 

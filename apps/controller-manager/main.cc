@@ -31,8 +31,10 @@
 #include "backends/http/status_server.h"
 #include "backends/http/thread_executor.h"
 #include "backends/httpclient/http_api_client.h"
+#include "backends/httpclient/http_event_sink.h"
 #include "backends/httpclient/kubeconfig.h"
 #include "backends/httpclient/lease_lock.h"
+#include "engine/event_recorder.h"
 #include "engine/leader_elector.h"
 #include "engine/log.h"
 #include "engine/replication_manager.h"
@@ -340,6 +342,8 @@ int Main(int argc, char** argv) {
   ManagerMetricsExporter exporter(flags.lease_name);
   std::unique_ptr<ApiClient> instrumented = NewInstrumentedApiClient(api->get(), &exporter, &logger);
   HttpLeaseLock lease_lock(api->get(), flags.lease_namespace, flags.lease_name);
+  // SuccessfulCreate / FailedCreate / SuccessfulDelete events on the controllers, for kubectl describe.
+  HttpEventSink event_sink(api->get());
   flags.election.identity = Identity();
   if (flags.leader_elect) {
     if (Status s = LeaderElector::Validate(flags.election); !s.ok()) {
@@ -351,11 +355,14 @@ int Main(int argc, char** argv) {
     // Declared after the store and the client, so it is gone before they are; created, started, stopped
     // and destroyed on the executor, as the engine's single-thread contract requires.
     ThreadExecutor executor;
+    std::unique_ptr<EventRecorder> recorder;
     std::unique_ptr<ReplicationManager> manager;
     std::unique_ptr<LeaderElector> elector;
     auto start_manager = [&] {
+      recorder = std::make_unique<EventRecorder>(EventRecorderOptions{}, &clock, &event_sink);
       manager = std::make_unique<ReplicationManager>(options, store.get(), instrumented.get(), &clock,
                                                      &executor, &rng, &trace, &logger);
+      manager->set_event_recorder(recorder.get());
       manager->Start();
       logger.Log(LogLevel::kInfo,
                  "replication manager started (" + std::to_string(flags.workers) + " concurrent syncs)");

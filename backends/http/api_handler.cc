@@ -19,6 +19,7 @@
 #include "engine/codec.h"
 #include "engine/json_depth.h"
 #include "engine/labels.h"
+#include "registry/event_registry.h"
 #include "registry/validation.h"
 
 namespace rcsim {
@@ -908,6 +909,105 @@ HttpResponse ServeNamespaces(Registry* registry, const Clock* clock, const HttpR
   return MethodNotAllowed(req.method);
 }
 
+// What `kubectl get events` prints: Last Seen, Type, Reason, Object, Message.
+json EventTable(const json& events, const TableOptions& o) {
+  auto column = [](const char* name, const char* description) {
+    return json{
+        {"name", name}, {"type", "string"}, {"format", ""}, {"description", description}, {"priority", 0}};
+  };
+  auto text = [](const json& j, const char* a, const char* b = nullptr) -> std::string {
+    const json* x = j.contains(a) ? &j[a] : nullptr;
+    if (x != nullptr && b != nullptr) x = x->is_object() && x->contains(b) ? &(*x)[b] : nullptr;
+    return x != nullptr && x->is_string() ? x->get<std::string>() : "";
+  };
+  json t = {{"kind", "Table"},
+            {"apiVersion", "meta.k8s.io/v1"},
+            {"metadata", {{"resourceVersion", o.resource_version}}},
+            {"columnDefinitions",
+             json::array({column("Last Seen", "The time the event was last seen"),
+                          column("Type", "Normal or Warning"), column("Reason", "Why the event was recorded"),
+                          column("Object", "The object the event is about"),
+                          column("Message", "A description of the event")})},
+            {"rows", json::array()}};
+  for (const json& ev : events) {
+    std::string seen = text(ev, "lastTimestamp");
+    if (seen.empty()) seen = text(ev, "eventTime");
+    if (seen.empty()) seen = text(ev, "metadata", "creationTimestamp");
+    std::string age = "<unknown>";
+    if (auto ts = ParseRfc3339(seen)) age = HumanAge(o.now - *ts);
+    std::string kind = text(ev, "involvedObject", "kind");
+    for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    json row = {{"cells",
+                 {age, text(ev, "type"), text(ev, "reason"), kind + "/" + text(ev, "involvedObject", "name"),
+                  text(ev, "message")}}};
+    if (o.include_object == IncludeObject::kObject) {
+      row["object"] = ev;
+    } else if (o.include_object == IncludeObject::kMetadata) {
+      row["object"] = {
+          {"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", ev["metadata"]}};
+    }
+    t["rows"].push_back(std::move(row));
+  }
+  return t;
+}
+
+// /api/v1/events (list, every namespace) and /api/v1/namespaces/{ns}/events[/{name}]: list (field
+// selectors on involvedObject.*, reason, type), create, get, replace, delete. No watch, no patch.
+HttpResponse ServeEvents(EventRegistry* events, Registry* registry, const Clock* clock,
+                         const HttpRequest& req, const Query& q, bool cluster_scope, const std::string& ns,
+                         const std::string* name) {
+  if (q.Has("watch") && q.Get("watch") != "false" && q.Get("watch") != "0") {
+    return ErrorResponse(Code::kMethodNotAllowed, "watching events is not supported");
+  }
+  if (Status s = CheckDryRun(req, q); !s.ok()) return ErrorResponse(s);
+  if (name == nullptr) {
+    if (req.method == "GET") {
+      if (Status s = CheckListResourceVersion(q); !s.ok()) return ErrorResponse(s);
+      Result<std::map<std::string, std::string>> fields = ParseEventFieldSelector(q.Get("fieldSelector"));
+      if (!fields.ok()) return ErrorResponse(fields.status());
+      Result<LabelSelector> labels = LabelSelector::Parse(q.Get("labelSelector"));
+      if (!labels.ok()) return ErrorResponse(Code::kBadRequest, labels.status().message());
+      Result<json> list = events->List(cluster_scope ? "" : ns, *fields, *labels);
+      if (!list.ok()) return ErrorResponse(list.status());
+      if (!AcceptsTable(req.accept)) return JsonResponse(200, *list);
+      TableOptions o;
+      o.now = clock->Now();
+      o.include_object = IncludeObjectOf(q);
+      o.resource_version = (*list)["metadata"].value("resourceVersion", "");
+      HttpResponse r = JsonResponse(200, EventTable((*list)["items"], o));
+      r.content_type = kTableContentType;
+      return r;
+    }
+    if (req.method == "POST" && !cluster_scope) {
+      if (!IsJsonContentType(req.content_type)) return UnsupportedMediaTypeResponse(req.content_type);
+      Result<json> body = ParseBody(req.body);
+      if (!body.ok()) return ErrorResponse(body.status());
+      if (Status s = CheckKind(*body, "Event", "v1"); !s.ok()) return ErrorResponse(s);
+      if (Status s = Namespaces(registry).CheckExists(ns); !s.ok()) return ErrorResponse(s);
+      Result<json> created = events->Create(ns, std::move(*body));
+      if (!created.ok()) return ErrorResponse(created.status());
+      return JsonResponse(201, *created);
+    }
+    return MethodNotAllowed(req.method);
+  }
+  Result<json> r = Status(Code::kMethodNotAllowed, "");
+  if (req.method == "GET") {
+    r = events->Get(ns, *name);
+  } else if (req.method == "PUT") {
+    if (!IsJsonContentType(req.content_type)) return UnsupportedMediaTypeResponse(req.content_type);
+    Result<json> body = ParseBody(req.body);
+    if (!body.ok()) return ErrorResponse(body.status());
+    if (Status s = CheckKind(*body, "Event", "v1"); !s.ok()) return ErrorResponse(s);
+    r = events->Update(ns, *name, std::move(*body));
+  } else if (req.method == "DELETE") {
+    r = events->Delete(ns, *name);
+  } else {
+    return MethodNotAllowed(req.method);
+  }
+  if (!r.ok()) return ErrorResponse(r.status());
+  return JsonResponse(200, *r);
+}
+
 HttpResponse Text(std::string body) {
   HttpResponse r;
   r.content_type = "text/plain; charset=utf-8";
@@ -961,6 +1061,7 @@ bool PercentDecode(std::string_view in, std::string* out) {
 ApiHandler::ApiHandler(Registry* registry, const Clock* clock)
     : registry_(registry),
       clock_(clock),
+      events_(&registry->context()),
       pod_cache_(&registry->pods(), registry->context().store(), PodPrefix("")),
       rc_cache_(&registry->controllers(), registry->context().store(), ControllerPrefix("")) {}
 
@@ -1019,6 +1120,11 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<Watc
   }
   if (i >= seg.size()) return Respond(NotFound(path));
   const std::string& resource = seg[i++];
+  if (resource == "events" && !watch_path) {
+    const std::string* event = i < seg.size() ? &seg[i++] : nullptr;
+    if (i != seg.size() || (event != nullptr && cluster_scope)) return Respond(NotFound(path));
+    return Respond(ServeEvents(&events_, registry_, clock_, req, *q, cluster_scope, ns, event));
+  }
   const bool pods = resource == "pods";
   if (!pods && resource != "replicationcontrollers") return Respond(NotFound(path));
   const std::string* name = i < seg.size() ? &seg[i++] : nullptr;

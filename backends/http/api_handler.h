@@ -3,7 +3,8 @@
 // http_server.cc feeds it parsed requests; tests may call it directly.
 //
 // Routes: /version, /api, /apis, /api/v1, /openapi/v3[/api/v1], /healthz, /readyz, /livez;
-// /api/v1/[watch/][namespaces/{ns}/]{pods|replicationcontrollers}[/{name}[/status|/scale]].
+// /api/v1/[watch/][namespaces/{ns}/]{pods|replicationcontrollers}[/{name}[/status|/scale]];
+// /api/v1/namespaces[/{name}]; /api/v1/[namespaces/{ns}/]events[/{name}] (no watch).
 // Errors are Status objects: 400 malformed JSON or query, 404 unknown route or object, 405 wrong
 // method, 409 AlreadyExists/Conflict, 410 Gone, 415 unsupported Content-Type, 422 Invalid (including a
 // body of the wrong kind). Never 500 for bad input.
@@ -21,6 +22,7 @@
 
 #include "engine/status.h"
 #include "engine/time.h"
+#include "registry/event_registry.h"
 #include "registry/registry.h"
 #include "registry/watch_cache.h"
 
@@ -82,6 +84,7 @@ class ApiHandler {
   Registry* const registry_;
   const Clock* const clock_;
   LeaseRegistry* leases_ = nullptr;
+  EventRegistry events_;  // /api/v1/events, /api/v1/namespaces/{ns}/events
   // One store watch per resource, fanned out to every HTTP watch; lists with resourceVersion=0.
   WatchCache<Pod> pod_cache_;
   WatchCache<ReplicationController> rc_cache_;

@@ -112,6 +112,8 @@ json CoreV1ResourcesJson() {
   resources.push_back(Resource("replicationcontrollers/status", "ReplicationController", sub));
   resources[0]["categories"] = json::array({"all"});
   resources[2]["categories"] = json::array({"all"});
+  resources.push_back(
+      Resource("events", "Event", {"create", "delete", "get", "list", "update"}, json::array({"ev"})));
   json namespaces =
       Resource("namespaces", "Namespace", {"create", "delete", "get", "list"}, json::array({"ns"}));
   namespaces["namespaced"] = false;

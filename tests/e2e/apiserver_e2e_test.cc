@@ -1,11 +1,12 @@
 // End to end: etcd + the apiserver binary, driven by the installed kubectl and the Debian
 // python3-kubernetes client. Skipped (with a message) only when /usr/bin/kubectl is absent.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -15,13 +16,13 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "tests/etcd_fixture/etcd_process.h"
 
@@ -633,6 +634,59 @@ TEST_F(ApiserverE2eTest, AThousandWatchStreamsOnAFewEtcdWatches) {
   // A list with resourceVersion=0 is served from the cache.
   RawWatch list(port_, "/api/v1/namespaces/default/pods?resourceVersion=0");
   EXPECT_TRUE(list.WaitFor("fan-out")) << list.received();
+}
+
+// Issue 8, section 3: the controller-manager records SuccessfulCreate and SuccessfulDelete on its
+// controllers; `kubectl get events` lists them and `kubectl describe rc` shows them.
+TEST_F(ApiserverE2eTest, KubectlDescribeRcAndGetEventsShowTheManagersEvents) {
+  std::unique_ptr<Child> manager = Child::Spawn({RCSIM_CONTROLLER_MANAGER_PATH, "--apiserver=" + server_,
+                                                 "--leader-elect=false", "--port=-1", "--workers=2"});
+  ASSERT_NE(manager, nullptr);
+  WriteFile(dir_ + "/rc.yaml", kRcYaml);
+  CommandResult apply = K({"apply", "-f", dir_ + "/rc.yaml"});
+  ASSERT_EQ(apply.code, 0) << apply.output;
+  auto count = [](const std::string& text, const std::string& needle) {
+    int n = 0;
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    return n;
+  };
+  // Polls `kubectl get events` until `pred` holds or the deadline passes.
+  auto events_until = [&](const std::function<bool(const std::string&)>& pred) {
+    const auto deadline = SteadyClock::now() + kCommandDeadline;
+    CommandResult r = K({"get", "events"});
+    while (!(r.code == 0 && pred(r.output)) && SteadyClock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      r = K({"get", "events"});
+    }
+    return r;
+  };
+  CommandResult events =
+      events_until([&](const std::string& out) { return count(out, "SuccessfulCreate") == 3; });
+  ASSERT_EQ(count(events.output, "SuccessfulCreate"), 3) << events.output << "\n" << manager->output();
+  EXPECT_NE(events.output.find("LAST SEEN"), std::string::npos) << events.output;
+  EXPECT_NE(events.output.find("replicationcontroller/web"), std::string::npos) << events.output;
+  EXPECT_NE(events.output.find("Created pod: web-"), std::string::npos) << events.output;
+
+  CommandResult scale = K({"scale", "rc", "web", "--replicas=1"});
+  ASSERT_EQ(scale.code, 0) << scale.output;
+  events = events_until([&](const std::string& out) { return count(out, "SuccessfulDelete") == 2; });
+  EXPECT_EQ(count(events.output, "SuccessfulDelete"), 2) << events.output;
+
+  CommandResult describe = K({"describe", "rc", "web"});
+  ASSERT_EQ(describe.code, 0) << describe.output;
+  const size_t at = describe.output.find("Events:");
+  ASSERT_NE(at, std::string::npos) << describe.output;
+  const std::string shown = describe.output.substr(at);
+  EXPECT_EQ(count(shown, "SuccessfulCreate"), 3) << describe.output;
+  EXPECT_EQ(count(shown, "SuccessfulDelete"), 2) << describe.output;
+  EXPECT_NE(shown.find("replication-controller"), std::string::npos) << describe.output;  // From
+  EXPECT_NE(shown.find("Deleted pod: web-"), std::string::npos) << describe.output;
+  // A field selector on another object shows none of them.
+  CommandResult other = K({"get", "events", "--field-selector", "involvedObject.name=other"});
+  EXPECT_EQ(other.code, 0) << other.output;
+  EXPECT_EQ(count(other.output, "Successful"), 0) << other.output;
+  manager->Terminate();
+  EXPECT_EQ(manager->Wait(), 0) << manager->output();
 }
 
 }  // namespace

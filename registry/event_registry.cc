@@ -1,0 +1,266 @@
+#include "registry/event_registry.h"
+
+#include <utility>
+
+#include "engine/time.h"
+#include "registry/validation.h"
+
+namespace rcsim {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kPrefix = "/registry/events/";
+
+std::string StringAt(const json& j, const char* a, const char* b = nullptr) {
+  auto x = j.find(a);
+  if (x == j.end()) return "";
+  if (b != nullptr) {
+    if (!x->is_object()) return "";
+    auto y = x->find(b);
+    return (y != x->end() && y->is_string()) ? y->get<std::string>() : "";
+  }
+  return x->is_string() ? x->get<std::string>() : "";
+}
+
+std::string FieldOf(const json& ev, const std::string& field) {
+  static constexpr std::string_view kInvolved = "involvedObject.";
+  if (field.starts_with(kInvolved)) {
+    return StringAt(ev, "involvedObject", field.substr(kInvolved.size()).c_str());
+  }
+  if (field == "metadata.name") return StringAt(ev, "metadata", "name");
+  if (field == "metadata.namespace") return StringAt(ev, "metadata", "namespace");
+  if (field == "source") return StringAt(ev, "source", "component");
+  return StringAt(ev, field.c_str());
+}
+
+Labels LabelsOf(const json& ev) {
+  Labels out;
+  auto m = ev.find("metadata");
+  if (m == ev.end() || !m->is_object()) return out;
+  auto l = m->find("labels");
+  if (l == m->end() || !l->is_object()) return out;
+  for (const auto& [k, v] : l->items()) {
+    if (v.is_string()) out[k] = v.get<std::string>();
+  }
+  return out;
+}
+
+json WithVersion(json obj, int64_t revision) {
+  obj["metadata"]["resourceVersion"] = std::to_string(revision);
+  return obj;
+}
+
+Status NotFound(const std::string& name) {
+  return Status(Code::kNotFound, "events " + Quote(name) + " not found");
+}
+
+// The checks every written event passes: an object body whose namespace, if given, is the URL's.
+Status CheckBody(const std::string& ns, json& ev) {
+  if (!ev.is_object()) return Status(Code::kBadRequest, "the request body must be a JSON object");
+  if (!ev.contains("metadata") || !ev["metadata"].is_object()) ev["metadata"] = json::object();
+  const std::string given_ns = StringAt(ev, "metadata", "namespace");
+  if (!given_ns.empty() && given_ns != ns) {
+    return Status(Code::kBadRequest,
+                  "the namespace of the provided object does not match the namespace sent on the request");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string EventPrefix(std::string_view ns) {
+  return ns.empty() ? std::string(kPrefix) : std::string(kPrefix) + std::string(ns) + "/";
+}
+
+Result<std::map<std::string, std::string>> ParseEventFieldSelector(std::string_view selector) {
+  static const char* const kFields[] = {"involvedObject.kind",
+                                        "involvedObject.namespace",
+                                        "involvedObject.name",
+                                        "involvedObject.uid",
+                                        "involvedObject.apiVersion",
+                                        "involvedObject.resourceVersion",
+                                        "involvedObject.fieldPath",
+                                        "reason",
+                                        "reportingComponent",
+                                        "type",
+                                        "source",
+                                        "metadata.name",
+                                        "metadata.namespace"};
+  std::map<std::string, std::string> out;
+  std::string_view rest = selector;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view term = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (term.empty()) continue;
+    const size_t eq = term.find('=');
+    if (eq == std::string_view::npos || eq == 0 || term[eq - 1] == '!') {
+      return Status(Code::kBadRequest, "invalid field selector: " + std::string(term) +
+                                           " (events support only = and == on their fields)");
+    }
+    std::string key(term.substr(0, eq));
+    std::string_view value = term.substr(eq + 1);
+    if (!value.empty() && value.front() == '=') value.remove_prefix(1);
+    bool known = false;
+    for (const char* f : kFields) known = known || key == f;
+    if (!known) return Status(Code::kBadRequest, "field label not supported: " + key);
+    auto [it, inserted] = out.emplace(key, std::string(value));
+    if (!inserted && it->second != value) {
+      return Status(Code::kBadRequest, "field selector names " + key + " twice with different values");
+    }
+  }
+  return out;
+}
+
+Result<json> EventRegistry::Create(const std::string& ns, json ev) {
+  if (Status s = CheckBody(ns, ev); !s.ok()) return s;
+  json& meta = ev["metadata"];
+  std::string name = StringAt(ev, "metadata", "name");
+  if (name.empty() && !StringAt(ev, "metadata", "generateName").empty()) {
+    name = StringAt(ev, "metadata", "generateName") + ctx_->RandomSuffix(5);
+  }
+  FieldErrors errs;
+  if (name.empty()) {
+    errs.Required("metadata.name");
+  } else if (!IsDns1123Subdomain(name)) {
+    errs.Invalid("metadata.name", name, "must be a DNS-1123 subdomain");
+  }
+  if (StringAt(ev, "involvedObject", "name").empty()) errs.Required("involvedObject.name");
+  if (Status s = errs.ToStatus("Event", name); !s.ok()) return s;
+  meta["name"] = name;
+  meta["namespace"] = ns;
+  meta.erase("resourceVersion");
+  meta["uid"] = ctx_->NewUid();
+  meta["creationTimestamp"] = FormatRfc3339(ctx_->Now());
+  ev["kind"] = "Event";
+  ev["apiVersion"] = "v1";
+  const std::string key = EventPrefix(ns) + name;
+  TxnRequest txn;
+  txn.compare.push_back(Compare::CreateRevision(key, Compare::Result::kEqual, 0));
+  PutRequest put;
+  put.key = key;
+  put.value = Value(ev.dump());
+  txn.success.push_back(TxnOp::Put(std::move(put)));
+  auto r = ctx_->store()->Txn(txn);
+  if (!r.ok()) return r.status();
+  if (!r->succeeded) return Status(Code::kAlreadyExists, "events " + Quote(name) + " already exists");
+  return WithVersion(std::move(ev), r->revision);
+}
+
+Result<json> EventRegistry::Get(const std::string& ns, const std::string& name) {
+  const std::string key = EventPrefix(ns) + name;
+  auto got = ctx_->store()->Get(key);
+  if (!got.ok()) return got.status();
+  if (!got->has_value()) return NotFound(name);
+  json j = json::parse((*got)->value.bytes(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Status(Code::kInternal, "the stored value of event " + Quote(name) + " does not decode");
+  }
+  return WithVersion(std::move(j), (*got)->mod_revision);
+}
+
+Result<json> EventRegistry::Update(const std::string& ns, const std::string& name, json ev) {
+  if (Status s = CheckBody(ns, ev); !s.ok()) return s;
+  const std::string given = StringAt(ev, "metadata", "name");
+  if (!given.empty() && given != name) {
+    return Status(Code::kBadRequest,
+                  "the name of the object (" + given + ") does not match the name on the URL (" + name + ")");
+  }
+  const std::string expected_rv = StringAt(ev, "metadata", "resourceVersion");
+  const std::string key = EventPrefix(ns) + name;
+  auto got = ctx_->store()->Get(key);
+  if (!got.ok()) return got.status();
+  if (!got->has_value()) return NotFound(name);
+  const int64_t revision = (*got)->mod_revision;
+  if (!expected_rv.empty() && expected_rv != std::to_string(revision)) {
+    return Status(Code::kConflict, "Operation cannot be fulfilled on events " + Quote(name) +
+                                       ": the object has been modified; please apply your changes to the "
+                                       "latest version and try again");
+  }
+  json stored = json::parse((*got)->value.bytes(), nullptr, false);
+  json& meta = ev["metadata"];
+  meta["name"] = name;
+  meta["namespace"] = ns;
+  meta.erase("resourceVersion");
+  if (stored.is_object() && stored.contains("metadata") && stored["metadata"].is_object()) {
+    for (const char* f : {"uid", "creationTimestamp"}) {
+      if (stored["metadata"].contains(f)) meta[f] = stored["metadata"][f];
+    }
+  }
+  if (StringAt(ev, "involvedObject", "name").empty()) {
+    FieldErrors errs;
+    errs.Required("involvedObject.name");
+    return errs.ToStatus("Event", name);
+  }
+  ev["kind"] = "Event";
+  ev["apiVersion"] = "v1";
+  TxnRequest txn;
+  txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, revision));
+  PutRequest put;
+  put.key = key;
+  put.value = Value(ev.dump());
+  txn.success.push_back(TxnOp::Put(std::move(put)));
+  auto r = ctx_->store()->Txn(txn);
+  if (!r.ok()) return r.status();
+  if (!r->succeeded) {
+    return Status(Code::kConflict, "Operation cannot be fulfilled on events " + Quote(name) +
+                                       ": the object has been modified; please apply your changes to the "
+                                       "latest version and try again");
+  }
+  return WithVersion(std::move(ev), r->revision);
+}
+
+Result<json> EventRegistry::List(const std::string& ns, const std::map<std::string, std::string>& fields,
+                                 const LabelSelector& labels) {
+  RangeRequest req;
+  req.key = EventPrefix(ns);
+  req.range_end = PrefixEnd(req.key);
+  auto r = ctx_->store()->Range(req);
+  if (!r.ok()) return r.status();
+  json items = json::array();
+  for (const KeyValue& kv : r->kvs) {
+    json ev = json::parse(kv.value.bytes(), nullptr, false);
+    if (ev.is_discarded() || !ev.is_object()) {
+      ctx_->ReportMalformed(kv.key, Status(Code::kInternal, "not a JSON object"));
+      continue;
+    }
+    bool match = labels.Matches(LabelsOf(ev));
+    for (const auto& [f, v] : fields) match = match && FieldOf(ev, f) == v;
+    if (match) items.push_back(WithVersion(std::move(ev), kv.mod_revision));
+  }
+  return json{{"kind", "EventList"},
+              {"apiVersion", "v1"},
+              {"metadata", {{"resourceVersion", std::to_string(r->revision)}}},
+              {"items", std::move(items)}};
+}
+
+Result<json> EventRegistry::Delete(const std::string& ns, const std::string& name) {
+  DeleteRequest del;
+  del.key = EventPrefix(ns) + name;
+  del.prev_kv = true;
+  auto r = ctx_->store()->DeleteRange(del);
+  if (!r.ok()) return r.status();
+  if (r->prev_kvs.empty()) return NotFound(name);
+  json ev = json::parse(r->prev_kvs.front().value.bytes(), nullptr, false);
+  if (ev.is_discarded() || !ev.is_object()) {
+    return json{{"kind", "Status"},
+                {"apiVersion", "v1"},
+                {"metadata", json::object()},
+                {"status", "Success"},
+                {"details", {{"name", name}, {"kind", "events"}}}};
+  }
+  return WithVersion(std::move(ev), r->prev_kvs.front().mod_revision);
+}
+
+void RegistryEventSink::Write(const Event& ev, bool update) {
+  json j = EventToJson(ev);
+  Result<json> r = update ? events_->Update(ev.metadata.namespace_, ev.metadata.name, j)
+                          : events_->Create(ev.metadata.namespace_, j);
+  if (update && !r.ok() && r.status().code() == Code::kNotFound) {
+    r = events_->Create(ev.metadata.namespace_, std::move(j));
+  }
+  if (!r.ok()) ++failed_;
+}
+
+}  // namespace rcsim

@@ -1,0 +1,69 @@
+// The API server's logic for core/v1 Events over a Store, beside registry.h's pods and controllers.
+//
+// Layout: /registry/events/<namespace>/<name>, the Event as JSON bytes without resourceVersion (the
+// key's mod_revision is the resourceVersion of every object returned), kept verbatim: an event
+// carries whatever fields its client sent. Create assigns uid and creationTimestamp (kAlreadyExists
+// if the name is taken); Update replaces the event (PUT; a non-empty stale resourceVersion is
+// kConflict), keeping uid and creationTimestamp; List filters by the field selectors kubectl
+// describe sends (involvedObject.kind/namespace/name/uid, reason, type, ...) and labels. A stored value
+// that does not decode is left out of lists (reported through RegistryContext::ReportMalformed).
+//
+// RegistryEventSink writes an EventRecorder's events here directly: the simulation's manager records
+// events into the same registry the in-process API serves, bypassing the faulted API client (events
+// are best effort and are not API calls the scenarios budget).
+//
+// Thread-safety: every method may be called from any thread (state lives in the store).
+#ifndef RCSIM_REGISTRY_EVENT_REGISTRY_H_
+#define RCSIM_REGISTRY_EVENT_REGISTRY_H_
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "engine/event_recorder.h"
+#include "engine/labels.h"
+#include "engine/status.h"
+#include "registry/registry.h"
+
+namespace rcsim {
+
+class EventRegistry {
+ public:
+  // Not owned; must outlive the registry.
+  explicit EventRegistry(RegistryContext* ctx) : ctx_(ctx) {}
+
+  Result<nlohmann::json> Create(const std::string& ns, nlohmann::json event);
+  Result<nlohmann::json> Get(const std::string& ns, const std::string& name);
+  Result<nlohmann::json> Update(const std::string& ns, const std::string& name, nlohmann::json event);
+  // An EventList; ns "" lists every namespace. `fields` maps a selector field to the value it must
+  // have (ParseEventFieldSelector).
+  Result<nlohmann::json> List(const std::string& ns, const std::map<std::string, std::string>& fields,
+                              const LabelSelector& labels);
+  Result<nlohmann::json> Delete(const std::string& ns, const std::string& name);
+
+ private:
+  RegistryContext* const ctx_;
+};
+
+// "involvedObject.name=web,involvedObject.namespace=default" ("==" too); kBadRequest for another
+// field or operator.
+Result<std::map<std::string, std::string>> ParseEventFieldSelector(std::string_view selector);
+
+std::string EventPrefix(std::string_view ns);  // "/registry/events/" for ns ""
+
+class RegistryEventSink final : public EventSink {
+ public:
+  explicit RegistryEventSink(EventRegistry* events) : events_(events) {}
+  void Write(const Event& ev, bool update) override;
+  uint64_t failed() const { return failed_; }
+
+ private:
+  EventRegistry* const events_;
+  uint64_t failed_ = 0;  // writes the registry refused (dropped, as events are best effort)
+};
+
+}  // namespace rcsim
+
+#endif  // RCSIM_REGISTRY_EVENT_REGISTRY_H_

@@ -1,0 +1,116 @@
+#include "registry/event_registry.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fakes/mem_store.h"
+#include "fakes/sim_loop.h"
+
+namespace rcsim {
+namespace {
+
+using json = nlohmann::json;
+
+json MakeEvent(const std::string& name, const std::string& object, const std::string& reason) {
+  return {{"metadata", {{"name", name}}},
+          {"involvedObject", {{"kind", "ReplicationController"}, {"name", object}, {"namespace", "ns"}}},
+          {"reason", reason},
+          {"message", "m"},
+          {"type", "Normal"},
+          {"count", 1}};
+}
+
+class EventRegistryTest : public ::testing::Test {
+ protected:
+  EventRegistryTest()
+      : store_(&loop_, &loop_), rng_(7), registry_(&store_, &loop_, &rng_), events_(&registry_.context()) {}
+
+  SimLoop loop_;
+  MemStore store_;
+  Mt19937Rng rng_;
+  Registry registry_;
+  EventRegistry events_;
+};
+
+TEST_F(EventRegistryTest, CreateGetUpdateListDelete) {
+  auto created = events_.Create("ns", MakeEvent("web.1", "web", "SuccessfulCreate"));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ((*created)["kind"], "Event");
+  EXPECT_FALSE((*created)["metadata"]["uid"].get<std::string>().empty());
+  EXPECT_EQ(events_.Create("ns", MakeEvent("web.1", "web", "x")).status().code(), Code::kAlreadyExists);
+  ASSERT_TRUE(events_.Create("ns", MakeEvent("db.1", "db", "SuccessfulDelete")).ok());
+  ASSERT_TRUE(events_.Create("other", MakeEvent("web.2", "web", "SuccessfulCreate")).ok());
+
+  json repeat = *created;
+  repeat["count"] = 2;
+  auto updated = events_.Update("ns", "web.1", repeat);
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  EXPECT_EQ((*updated)["count"], 2);
+  EXPECT_EQ((*updated)["metadata"]["uid"], (*created)["metadata"]["uid"]);
+  // The resourceVersion it was read at is stale now.
+  EXPECT_EQ(events_.Update("ns", "web.1", repeat).status().code(), Code::kConflict);
+  EXPECT_EQ(events_.Update("ns", "gone", MakeEvent("gone", "web", "x")).status().code(), Code::kNotFound);
+
+  auto fields = ParseEventFieldSelector("involvedObject.name=web,involvedObject.kind==ReplicationController");
+  ASSERT_TRUE(fields.ok());
+  auto web = events_.List("ns", *fields, LabelSelector());
+  ASSERT_TRUE(web.ok());
+  ASSERT_EQ((*web)["items"].size(), 1u);
+  EXPECT_EQ((*web)["items"][0]["metadata"]["name"], "web.1");
+  EXPECT_EQ((*web)["items"][0]["count"], 2);
+  auto all = events_.List("", {}, LabelSelector());
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ((*all)["items"].size(), 3u);
+
+  auto deleted = events_.Delete("ns", "web.1");
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(events_.Get("ns", "web.1").status().code(), Code::kNotFound);
+  EXPECT_EQ(events_.Delete("ns", "web.1").status().code(), Code::kNotFound);
+}
+
+TEST_F(EventRegistryTest, BadInputIsRefusedAndNothingIsStored) {
+  EXPECT_EQ(events_.Create("ns", json::array()).status().code(), Code::kBadRequest);
+  json no_object = MakeEvent("e", "web", "r");
+  no_object.erase("involvedObject");
+  EXPECT_EQ(events_.Create("ns", no_object).status().code(), Code::kInvalid);
+  EXPECT_EQ(events_.Create("ns", MakeEvent("Not_A_Name", "web", "r")).status().code(), Code::kInvalid);
+  json wrong_ns = MakeEvent("e", "web", "r");
+  wrong_ns["metadata"]["namespace"] = "other";
+  EXPECT_EQ(events_.Create("ns", wrong_ns).status().code(), Code::kBadRequest);
+  auto all = events_.List("", {}, LabelSelector());
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE((*all)["items"].empty());
+
+  EXPECT_FALSE(ParseEventFieldSelector("spec.nodeName=x").ok());
+  EXPECT_FALSE(ParseEventFieldSelector("reason!=x").ok());
+  EXPECT_FALSE(ParseEventFieldSelector("reason").ok());
+  EXPECT_TRUE(ParseEventFieldSelector("").ok());
+}
+
+TEST_F(EventRegistryTest, TheSinkCreatesThenUpdatesAndRecreatesAnEventThatWasDeleted) {
+  RegistryEventSink sink(&events_);
+  Event ev;
+  ev.metadata.name = "web.abc";
+  ev.metadata.namespace_ = "ns";
+  ev.involved_object.kind = "ReplicationController";
+  ev.involved_object.name = "web";
+  ev.reason = "SuccessfulCreate";
+  ev.message = "Created pod: web-1";
+  sink.Write(ev, /*update=*/false);
+  ev.count = 2;
+  sink.Write(ev, /*update=*/true);
+  auto got = events_.Get("ns", "web.abc");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ((*got)["count"], 2);
+  ASSERT_TRUE(events_.Delete("ns", "web.abc").ok());
+  ev.count = 3;
+  sink.Write(ev, /*update=*/true);
+  got = events_.Get("ns", "web.abc");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ((*got)["count"], 3);
+  EXPECT_EQ(sink.failed(), 0u);
+}
+
+}  // namespace
+}  // namespace rcsim
