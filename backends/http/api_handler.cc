@@ -407,8 +407,9 @@ class ResourceRoutes {
     }
     const bool table = table_;
     TableOptions topts = TableOpts();
+    const Clock* clock = clock_;                // the handler's, which outlives every watch
     auto first = std::make_shared<bool>(true);  // only touched by the (serial) watch callbacks
-    auto on_event = [sink, table, topts, first, bookmarks](const ApiWatchEvent<T>& ev) mutable {
+    auto on_event = [sink, table, topts, clock, first, bookmarks](const ApiWatchEvent<T>& ev) mutable {
       using E = typename ApiWatchEvent<T>::Type;
       json obj;
       if (ev.type == E::kError) {
@@ -423,6 +424,7 @@ class ResourceRoutes {
       } else if (table) {
         topts.include_columns = *first;
         topts.resource_version = ev.object->metadata.resource_version;
+        topts.now = clock->Now();  // AGE as of this event, not as of the watch's start
         *first = false;
         obj = Kind<T>::Table({ev.object}, topts);
       } else {

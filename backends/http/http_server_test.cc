@@ -4,6 +4,7 @@
 
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -95,11 +96,12 @@ class Client {
 // Reads a chunked watch stream event by event, with a receive timeout.
 class WatchReader {
  public:
-  WatchReader(uint16_t port, const std::string& target) {
+  // `headers`: extra header lines, each ending in "\r\n".
+  WatchReader(uint16_t port, const std::string& target, const std::string& headers = "") {
     socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
     timeval tv{30, 0};  // generous: a missing event fails the test instead of hanging it
     ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    const std::string req = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    const std::string req = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers + "\r\n";
     net::write(socket_, net::buffer(req));
     const size_t end = ReadUntil("\r\n\r\n");
     if (end != std::string::npos) {
@@ -609,6 +611,39 @@ TEST_F(HttpServerTest, WatchAsTable) {
   EXPECT_NE(all.find("\"type\":\"ADDED\""), std::string::npos) << all;
   EXPECT_NE(all.find("\"kind\":\"Table\""), std::string::npos) << all;
   EXPECT_NE(all.find("\"columnDefinitions\":[{"), std::string::npos) << all;
+}
+
+// A clock the test moves; the server dates Table AGE columns by it.
+class SteppedClock final : public Clock {
+ public:
+  explicit SteppedClock(TimePoint t) : now_(t.time_since_epoch().count()) {}
+  TimePoint Now() const override { return TimePoint(Duration(now_.load())); }
+  void Set(TimePoint t) { now_.store(t.time_since_epoch().count()); }
+
+ private:
+  std::atomic<Duration::rep> now_;
+};
+
+// Issue 8: `kubectl get pods -w` showed AGE <invalid> for a pod created after the watch started:
+// every row of a watch was dated as of the watch's start.
+TEST_F(HttpServerTest, WatchTableAgeIsAsOfEachEvent) {
+  SteppedClock tables(clock_.Now() - std::chrono::hours(1));
+  HttpServerOptions opts;
+  opts.port = 0;
+  HttpServer server(&registry_, &tables, opts);
+  ASSERT_TRUE(server.Start().ok());
+  Client client(server.port());
+  WatchReader w(server.port(), kPods + "?watch=1",
+                "Accept: application/json;as=Table;v=v1;g=meta.k8s.io\r\n");
+  ASSERT_TRUE(w.Ok()) << w.header();
+  tables.Set(clock_.Now() + std::chrono::seconds(15 * 60 + 30));  // "15m" whatever the second
+  ASSERT_EQ(client.Post(kPods, PodJson("late")).status, 201);
+  std::optional<json> ev = w.Next();
+  ASSERT_TRUE(ev.has_value());
+  EXPECT_EQ((*ev)["type"], "ADDED");
+  const json& row = (*ev)["object"]["rows"][0];
+  EXPECT_EQ(row["cells"][0], "late");
+  EXPECT_EQ(row["cells"][4], "15m") << ev->dump();  // NAME READY STATUS RESTARTS AGE
 }
 
 TEST_F(HttpServerTest, TwoHundredWatchesAndAPromptGet) {
