@@ -98,6 +98,7 @@ ReplicationManager::ReplicationManager(ManagerOptions options, Store* store, Api
               [this](const ControllerPtr&, const ControllerPtr& rc) { Enqueue(KeyOf(rc->metadata)); },
               [this](const ControllerPtr& rc) {
                 expectations_.Delete(ExpectationsKey(*rc));
+                unverified_creates_.erase(ExpectationsKey(*rc));
                 Enqueue(KeyOf(rc->metadata));
               },
               [this] { SchedulePump(); }}),
@@ -518,16 +519,16 @@ void ReplicationManager::ManageReplicas(const SyncPtr& s) {
       UpdateStatus(s);
       return;
     }
+    if (unverified_creates_.contains(s->exp_key)) {
+      VerifyThenCreate(s, static_cast<int64_t>(active.size()));
+      return;
+    }
     int n = static_cast<int>(std::min<int64_t>(-diff, options_.burst_replicas));
     if (trace_->enabled()) {
       Trace("sync " + s->key + " active=" + std::to_string(active.size()) +
             " desired=" + std::to_string(desired) + " create=" + std::to_string(n));
     }
-    expectations_.ExpectCreations(s->exp_key, n);
-    s->pod_to_create = PodFromTemplate(rc);
-    s->remaining_creates = n;
-    s->batch_size = 1;
-    IssueCreateBatch(s);
+    StartCreates(s, n, 0);
     return;
   }
   int n = static_cast<int>(std::min<int64_t>(diff, options_.burst_replicas));
@@ -551,6 +552,64 @@ void ReplicationManager::ManageReplicas(const SyncPtr& s) {
         p.metadata.namespace_, p.metadata.name, opts,
         OnExecutor<Result<PodPtr>>([this, s, pod_key](Result<PodPtr> r) { OnDeleteDone(s, pod_key, r); }));
   }
+}
+
+void ReplicationManager::StartCreates(const SyncPtr& s, int n, int unseen) {
+  expectations_.ExpectCreations(s->exp_key, n + unseen);
+  if (n == 0) {
+    UpdateStatus(s);
+    return;
+  }
+  s->pod_to_create = PodFromTemplate(*s->rc);
+  s->remaining_creates = n;
+  s->batch_size = 1;
+  IssueCreateBatch(s);
+}
+
+void ReplicationManager::VerifyThenCreate(const SyncPtr& s, int64_t informer_active) {
+  const ReplicationController& rc = *s->rc;
+  ListOptions opts;
+  opts.label_selector = LabelSelector::FromMap(EffectiveSelector(rc));
+  api_->pods().List(
+      rc.metadata.namespace_, opts,
+      OnExecutor<Result<ObjectList<Pod>>>([this, s, informer_active](Result<ObjectList<Pod>> r) {
+        if (!r.ok()) {
+          // Still cannot tell whether the timed-out create was applied: create nothing, retry later.
+          Fail(s, r.status());
+          UpdateStatus(s);
+          return;
+        }
+        if (!MayWrite(*s)) {
+          UpdateStatus(s);
+          return;
+        }
+        const ReplicationController& rc = *s->rc;
+        const Labels& selector = EffectiveSelector(rc);
+        int64_t live = 0;
+        for (const PodPtr& pod : r->items) {
+          if (pod->metadata.namespace_ != rc.metadata.namespace_ || !IsActive(*pod)) continue;
+          if (!selector.empty() && !SelectorMapMatches(selector, pod->metadata.labels)) continue;
+          const OwnerReference* owner = pod->metadata.ControllerRef();
+          if (owner != nullptr && owner->uid != rc.metadata.uid) continue;
+          ++live;
+        }
+        unverified_creates_.erase(s->exp_key);
+        const int64_t seen = std::max(live, informer_active);
+        const int unseen =
+            static_cast<int>(std::min<int64_t>(seen - informer_active, options_.burst_replicas));
+        const int n =
+            static_cast<int>(std::clamp<int64_t>(rc.spec.replicas - seen, 0, options_.burst_replicas));
+        if (unseen > 0) {
+          logger_->Log(LogLevel::kInfo, "controller " + s->key + ": " + std::to_string(unseen) +
+                                            " pods not yet seen by the informer (a timed-out create was "
+                                            "applied); expecting them");
+        }
+        if (trace_->enabled()) {
+          Trace("sync " + s->key + " verified active=" + std::to_string(live) +
+                " informer=" + std::to_string(informer_active) + " create=" + std::to_string(n));
+        }
+        StartCreates(s, n, unseen);
+      }));
 }
 
 void ReplicationManager::IssueCreateBatch(const SyncPtr& s) {
@@ -586,6 +645,7 @@ void ReplicationManager::OnCreateDone(const SyncPtr& s, const Result<PodPtr>& r)
     // The creates known to have succeeded stay expected until observed.
     if (r.status().code() == Code::kTimeout) {
       expectations_.CreationOutcomeUnknown(s->exp_key, options_.unknown_outcome_grace);
+      unverified_creates_.insert(s->exp_key);
     } else {
       expectations_.LowerCreations(s->exp_key, 1);
     }

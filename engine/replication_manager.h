@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,12 @@ class ReplicationManager {
   void RecheckClaim(const SyncPtr& s, const PodPtr& pod, int attempt, bool adopt);
   void OnClaimCallDone(const SyncPtr& s);
   void ManageReplicas(const SyncPtr& s);
+  // Starts `n` creates (slow start), expecting them plus `unseen` pods the informer has yet to show.
+  void StartCreates(const SyncPtr& s, int n, int unseen);
+  // A create of this controller timed out (outcome unknown) and its grace passed unobserved: count the
+  // controller's pods with a live List before creating, so an applied create whose event is still on
+  // its way (an etcd outage longer than the grace) is not replaced.
+  void VerifyThenCreate(const SyncPtr& s, int64_t informer_active);
   void IssueCreateBatch(const SyncPtr& s);
   void OnCreateDone(const SyncPtr& s, const Result<PodPtr>& r);
   void OnDeleteDone(const SyncPtr& s, const std::string& pod_key, const Result<PodPtr>& r);
@@ -143,6 +150,8 @@ class ReplicationManager {
   EventRecorder* events_ = nullptr;
 
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // callbacks hold weak refs
+  // Expectations keys of controllers with a timed-out create not yet checked by a live List.
+  std::set<std::string> unverified_creates_;
   bool started_ = false;
   bool stopped_ = false;
   bool pump_posted_ = false;

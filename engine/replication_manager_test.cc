@@ -247,7 +247,7 @@ class ScriptedWorld {
         err = create_errors_.front();
         create_errors_.erase(create_errors_.begin());
       }
-      if (!err.ok()) {
+      if (!err.ok() && !(err.code() == Code::kTimeout && timeouts_applied_)) {
         Reply(call.done, Result<PodPtr>(err));
         continue;
       }
@@ -256,7 +256,7 @@ class ScriptedWorld {
       pod.metadata.uid = "pod-uid-" + pod.metadata.name;
       pod.metadata.creation_timestamp = loop_->Now();
       PodPtr stored = Store(std::move(pod));
-      Reply(call.done, Result<PodPtr>(stored));
+      Reply(call.done, err.ok() ? Result<PodPtr>(stored) : Result<PodPtr>(err));
       Emit(ApiWatchEvent<Pod>::Type::kAdded, stored);
     }
   }
@@ -315,6 +315,7 @@ class ScriptedWorld {
   bool hold_creates_ = false;
   bool hold_deletes_ = false;
   bool deliver_events_ = true;
+  bool timeouts_applied_ = false;  // a create answered kTimeout was applied anyway
   int list_failures_ = 0;
   int applied_delete_timeouts_ = 0;
   int pod_gets_ = 0;
@@ -428,6 +429,46 @@ TEST_F(ReplicationManagerTest, TimedOutCreateHoldsExpectationsOnlyForTheGrace) {
   EXPECT_GT(world_.create_calls_, calls);
   world_.FlushLaggingEvents();
   loop_.RunFor(std::chrono::minutes(2));
+  EXPECT_EQ(world_.ActivePodsOf("web"), 2);
+}
+
+// Found by tests/faults (etcd SIGKILLed for longer than the grace while the manager created pods): the
+// creates that timed out had been applied, but the API server's etcd watch delivered them only after
+// etcd came back, later than the grace; the manager replaced them from its stale view and overshot
+// (101 of 100). After the grace it must count the controller's pods with a live List first.
+TEST_F(ReplicationManagerTest, TimedOutCreateAppliedButUnseenPastTheGraceIsNotReplaced) {
+  world_.PutController(MakeRc("web", 3));
+  world_.deliver_events_ = false;
+  world_.timeouts_applied_ = true;
+  world_.create_errors_ = {Status(Code::kTimeout, "etcd: recvmsg:Connection reset by peer")};
+  StartManager();
+  loop_.RunFor(std::chrono::milliseconds(1));
+  ASSERT_EQ(world_.create_calls_, 1);
+  ASSERT_EQ(world_.ActivePodsOf("web"), 1);  // applied, though the manager was told "timeout"
+  loop_.RunFor(std::chrono::seconds(12));    // past the grace, the event still on its way
+  EXPECT_EQ(world_.ActivePodsOf("web"), 3) << "no replacement for the applied create";
+  EXPECT_EQ(world_.create_calls_, 3);
+  world_.FlushLaggingEvents();
+  loop_.RunFor(std::chrono::minutes(6));
+  EXPECT_EQ(world_.ActivePodsOf("web"), 3);
+  EXPECT_EQ(world_.create_calls_, 3);
+}
+
+// The live List itself failing (etcd still down) creates nothing; the sync retries.
+TEST_F(ReplicationManagerTest, TimedOutCreateVerificationFailingCreatesNothing) {
+  world_.PutController(MakeRc("web", 2));
+  world_.deliver_events_ = false;
+  world_.timeouts_applied_ = true;
+  world_.create_errors_ = {Status(Code::kTimeout, "maybe")};
+  StartManager();
+  loop_.RunFor(std::chrono::milliseconds(1));
+  ASSERT_EQ(world_.create_calls_, 1);
+  world_.list_failures_ = 1000;
+  loop_.RunFor(std::chrono::seconds(20));
+  EXPECT_EQ(world_.create_calls_, 1);
+  world_.list_failures_ = 0;
+  world_.FlushLaggingEvents();
+  loop_.RunFor(std::chrono::minutes(20));
   EXPECT_EQ(world_.ActivePodsOf("web"), 2);
 }
 
