@@ -297,13 +297,17 @@ struct EtcdStore::Impl {
     // (fast failover past a dead member); when none connected, or with one endpoint, each gets its
     // share of dial_timeout: a busy or just-restarted etcd may need more than one attempt.
     const auto dial_deadline = DeadlineAfter(options.dial_timeout);
+    // The whole call, every endpoint tried, ends within dial_timeout + request_timeout: with every
+    // member frozen or without quorum a read must not wait request_timeout once per member.
+    const auto call_deadline = DeadlineAfter(options.dial_timeout + options.request_timeout);
     bool any_connected = false;
     for (int i = 0; i < 2 * n; ++i) {
       const bool patient = n == 1 || i >= n;
       if (patient && i == n && (n == 1 || any_connected)) break;
+      if (i > 0 && std::chrono::system_clock::now() >= call_deadline) break;
       const int idx = (start + i) % n;
       const Endpoint& ep = endpoints[idx];
-      auto deadline = dial_deadline;
+      auto deadline = std::min(dial_deadline, call_deadline);
       if (patient && n > 1) {
         const auto now = std::chrono::system_clock::now();
         if (now < dial_deadline) deadline = now + (dial_deadline - now) / (2 * n - i);
@@ -314,7 +318,7 @@ struct EtcdStore::Impl {
       }
       any_connected = true;
       grpc::ClientContext ctx;
-      ctx.set_deadline(DeadlineAfter(options.request_timeout));
+      ctx.set_deadline(std::min(DeadlineAfter(options.request_timeout), call_deadline));
       grpc::Status s = rpc(ep, &ctx);
       if (s.ok()) {
         if (idx != start) current.store(idx, std::memory_order_relaxed);

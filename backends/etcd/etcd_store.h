@@ -4,7 +4,8 @@
 // endpoint. It moves on to the next one when the request cannot have been applied: no connection within
 // dial_timeout, or etcd's "no leader"; a read (Range, LeaseKeepAlive) also moves on after gRPC
 // UNAVAILABLE or DEADLINE_EXCEEDED. The endpoint that answered becomes the current one. When no endpoint
-// answers the call fails with kUnavailable (not applied).
+// answers the call fails with kUnavailable (not applied). A call, every endpoint it tries included,
+// returns within dial_timeout + request_timeout.
 //
 // Errors: etcd's ErrCompacted -> kCompacted, ErrFutureRev -> kFutureRevision, lease not found ->
 // kNotFound, lease id in use -> kAlreadyExists, a request etcd rejects as malformed (more than

@@ -182,6 +182,29 @@ TEST_F(EtcdStoreTest, ExpiredDeadlineOnWriteIsTimeout) {
   EXPECT_TRUE(after.ok()) << after.status().ToString();
 }
 
+// Found by tests/faults (quorum lost: two of three members frozen): a read gave request_timeout to
+// every member in turn, and the dial timeouts on top, so the API server answered 503 only after 25 s.
+// A call, every endpoint included, ends within dial_timeout + request_timeout.
+TEST_F(EtcdStoreTest, ReadWithEveryEndpointFrozenEndsWithinOneTimeout) {
+  EtcdStoreOptions o;
+  o.endpoints = {etcd_->endpoint(), etcd_->endpoint(), etcd_->endpoint()};  // three frozen "members"
+  o.dial_timeout = std::chrono::milliseconds(500);
+  o.request_timeout = std::chrono::seconds(1);
+  EtcdStore store(o);
+  ASSERT_TRUE(store.Put(MakePut("/q/a", "0")).ok());  // connected
+  etcd_->Pause();
+  const auto start = std::chrono::steady_clock::now();
+  auto got = store.Get("/q/a");
+  const auto took = std::chrono::steady_clock::now() - start;
+  etcd_->Resume();
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), Code::kUnavailable) << got.status().ToString();
+  EXPECT_GE(took, std::chrono::seconds(1));
+  // 3 x 1 s before; the budget (1.5 s) plus scheduling slack on a loaded machine.
+  EXPECT_LT(took, std::chrono::milliseconds(2500));
+  EXPECT_TRUE(store.Get("/q/a").ok());
+}
+
 // Finding 9: under load the first connection attempt took longer than gRPC's 100 ms minimum connect
 // timeout ("timed out before receiving SETTINGS frame") and Connect() gave up on that first
 // TRANSIENT_FAILURE. Here etcd is frozen while the first call dials (the kernel completes the TCP
