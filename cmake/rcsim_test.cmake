@@ -1,7 +1,8 @@
-# rcsim_test(NAME SOURCES ... LIBS ... [LABELS ...]): a GoogleTest binary registered with ctest.
-# Every test carries the label `unit` plus the given ones (e.g. `contract`, `e2e`).
+# rcsim_test(NAME SOURCES ... LIBS ... [LABELS ...] [SERIAL]): a GoogleTest binary registered with ctest.
+# Every test carries the label `unit` plus the given ones (e.g. `contract`, `e2e`). SERIAL: its tests
+# never run alongside another test (ctest RUN_SERIAL), for tests that measure latencies.
 function(rcsim_test name)
-  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "SERIAL" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest GTest::gtest_main)
   if(T_LABELS)
@@ -9,7 +10,11 @@ function(rcsim_test name)
   else()
     set(_labels unit)
   endif()
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${_labels}")
+  if(T_SERIAL)
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${_labels}" RUN_SERIAL TRUE)
+  else()
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${_labels}")
+  endif()
 endfunction()
 
 # rcsim_folder(LIB DEPS ... [TEST_DEPS ...]): the library of one folder, made of its *.cc files except

@@ -49,6 +49,8 @@ struct Flags {
   int io_threads = 2;
   int worker_threads = 8;
   std::size_t max_body_bytes = 3 << 20;
+  int max_connections = 4096;
+  int max_watches = 2048;
   int compaction_interval_seconds = 300;
 };
 
@@ -74,6 +76,10 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
       "threads running registry (etcd) calls")(
       "max-body-bytes", po::value(&f->max_body_bytes)->default_value(f->max_body_bytes),
       "larger request bodies get 413")(
+      "max-connections", po::value(&f->max_connections)->default_value(f->max_connections),
+      "open connections served at once; beyond, a connection is answered 429 and closed")(
+      "max-watches", po::value(&f->max_watches)->default_value(f->max_watches),
+      "watch streams served at once; beyond, a watch request is answered 429")(
       "compaction-interval-seconds",
       po::value(&f->compaction_interval_seconds)->default_value(f->compaction_interval_seconds),
       "compact etcd history older than this, every this often (0: never)");
@@ -100,6 +106,10 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
   }
   if (!f->client_ca_file.empty() && f->tls_cert_file.empty()) {
     std::cerr << "apiserver: --client-ca-file needs HTTPS (--tls-cert-file and --tls-private-key-file)\n";
+    return false;
+  }
+  if (f->max_connections < 1 || f->max_watches < 1) {
+    std::cerr << "apiserver: --max-connections and --max-watches must be positive\n";
     return false;
   }
   if (f->port < 0 || f->port > 65535) {
@@ -198,6 +208,8 @@ int Main(int argc, char** argv) {
   options.tls_cert_file = flags.tls_cert_file;
   options.tls_key_file = flags.tls_key_file;
   options.client_ca_file = flags.client_ca_file;
+  options.max_connections = flags.max_connections;
+  options.max_watches = flags.max_watches;
   if (!flags.token_file.empty()) {
     Result<std::string> token = ReadToken(flags.token_file);
     if (!token.ok()) {

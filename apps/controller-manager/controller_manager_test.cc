@@ -27,6 +27,7 @@
 #include "backends/httpclient/http_api_client.h"
 #include "engine/lease.h"
 #include "tests/api_http_contract/apiserver_process.h"
+#include "tests/api_http_contract/controller_manager_process.h"
 #include "tests/etcd_fixture/etcd_process.h"
 
 #if !defined(RCSIM_APISERVER_BINARY) || !defined(RCSIM_CONTROLLER_MANAGER_BINARY)
@@ -39,105 +40,13 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 constexpr auto kConverge = std::chrono::seconds(60);
 
-// The controller-manager process, output in a temp log; killed (SIGKILL) if still running at destruction.
-class ManagerProcess {
+// The controller-manager binary under test (tests/api_http_contract/controller_manager_process.h).
+class ManagerProcess : public ControllerManagerProcess {
  public:
   ManagerProcess(const std::string& etcd, const std::string& apiserver)
       : ManagerProcess({"--etcd_servers=" + etcd, "--apiserver=" + apiserver, "--workers=2", "--resync=1"}) {}
-  explicit ManagerProcess(const std::vector<std::string>& flags) {
-    static int next = 0;
-    log_path_ = (std::filesystem::temp_directory_path() /
-                 ("rcsim-cm-" + std::to_string(getpid()) + "-" + std::to_string(next++) + ".log"))
-                    .string();
-    std::vector<std::string> args = {RCSIM_CONTROLLER_MANAGER_BINARY};
-    args.insert(args.end(), flags.begin(), flags.end());
-    // Health and metrics on a free port unless the test picks one (several managers run at once).
-    if (std::none_of(flags.begin(), flags.end(),
-                     [](const std::string& f) { return f.starts_with("--port"); })) {
-      args.push_back("--port=0");
-    }
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const int log_fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    const pid_t parent = getpid();
-    pid_ = fork();
-    if (pid_ == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(127);
-      if (log_fd >= 0) {
-        dup2(log_fd, STDOUT_FILENO);
-        dup2(log_fd, STDERR_FILENO);
-      }
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    if (log_fd >= 0) close(log_fd);
-  }
-  ~ManagerProcess() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    std::error_code ec;
-    std::filesystem::remove(log_path_, ec);
-  }
-
-  // SIGTERM and wait (bounded); the exit status, or -1 if it had to be killed.
-  int Terminate() {
-    kill(pid_, SIGTERM);
-    return WaitExit();
-  }
-  // Waits (bounded) for the process to exit on its own; its exit status, or -1.
-  int WaitExit() {
-    const auto deadline = SteadyClock::now() + std::chrono::seconds(20);
-    while (SteadyClock::now() < deadline) {
-      int wstatus = 0;
-      if (waitpid(pid_, &wstatus, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return -1;
-  }
-
-  // SIGKILL (a crash); reaps the process.
-  void Kill() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  // The base URL of /healthz, /readyz, /metrics once the manager printed it, or "".
-  std::string StatusUrl() const {
-    const std::string log = Log();
-    const std::string marker = "/metrics on ";
-    const size_t at = log.find(marker);
-    if (at == std::string::npos) return "";
-    const size_t end = log.find('\n', at);
-    return log.substr(at + marker.size(), end - at - marker.size());
-  }
-  // The leader-election identity the manager printed, or "".
-  std::string Identity() const {
-    const std::string log = Log();
-    const std::string marker = "leader election on as ";
-    const size_t at = log.find(marker);
-    if (at == std::string::npos) return "";
-    const size_t end = log.find('\n', at);
-    return log.substr(at + marker.size(), end - at - marker.size());
-  }
-
-  std::string Log() const {
-    std::ifstream in(log_path_);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-
- private:
-  std::string log_path_;
-  pid_t pid_ = -1;
+  explicit ManagerProcess(const std::vector<std::string>& flags)
+      : ControllerManagerProcess(RCSIM_CONTROLLER_MANAGER_BINARY, flags) {}
 };
 
 // Blocking wrappers over the asynchronous client, for the test thread.

@@ -72,6 +72,7 @@ Status ApiServerProcess::Launch() {
     args.push_back("--token-file");
     args.push_back(token_path);
   }
+  args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -145,6 +146,19 @@ void ApiServerProcess::Stop() {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   pid_ = -1;
+}
+
+void ApiServerProcess::Kill() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+Status ApiServerProcess::Restart() {
+  Stop();
+  if (Status s = Launch(); !s.ok()) return s;
+  return WaitReady();
 }
 
 ApiServerProcess::~ApiServerProcess() {

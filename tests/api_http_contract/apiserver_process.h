@@ -3,7 +3,8 @@
 //
 // Start() launches `binary --etcd_servers=... --address 127.0.0.1 --port P` (plus --token-file when a
 // token is given) with stdout/stderr in a temp log, then polls GET /version until it answers 200 or the
-// deadline passes (failing early, with the log's tail, if the process exits). The destructor sends
+// deadline passes (failing early, with the log's tail, if the process exits). Kill() is a crash
+// (SIGKILL); Restart() brings the server back on the same port. The destructor sends
 // SIGTERM, then SIGKILL after a grace period, and removes the temp dir. The child gets
 // PR_SET_PDEATHSIG(SIGKILL), tied to the starting thread: start it from the test's main thread.
 //
@@ -15,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/status.h"
 #include "engine/time.h"
@@ -27,6 +29,7 @@ struct ApiServerProcessOptions {
   std::string bearer_token;  // non-empty: written to a token file passed as --token-file
   Duration start_timeout = std::chrono::seconds(30);
   Duration stop_timeout = std::chrono::seconds(10);
+  std::vector<std::string> extra_args;  // appended to the command line, e.g. "--max-connections=600"
 };
 
 class ApiServerProcess {
@@ -39,6 +42,11 @@ class ApiServerProcess {
 
   // SIGTERM, then SIGKILL after stop_timeout. Idempotent.
   void Stop();
+  // SIGKILL (a crash or an OOM kill) and reap. Idempotent.
+  void Kill();
+  // Starts the server again on the same port (stopping it first if it runs) and waits until it answers.
+  Status Restart();
+  bool running() const { return pid_ > 0; }
 
   // "http://127.0.0.1:<port>"
   std::string url() const;

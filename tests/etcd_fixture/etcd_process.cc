@@ -49,10 +49,10 @@ std::vector<int> PickFreePorts(int n) {
   return ports;
 }
 
-// One HTTP/1.0 GET /health against 127.0.0.1:port; true when etcd answers {"health":"true"}.
-bool HealthOk(int port) {
+// One HTTP/1.0 GET of `path` against 127.0.0.1:port (1 s timeouts); the whole response, or "".
+std::string HttpGet(int port, const char* path) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
+  if (fd < 0) return "";
   timeval tv{};
   tv.tv_sec = 1;
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -61,21 +61,21 @@ bool HealthOk(int port) {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = htons(static_cast<uint16_t>(port));
-  bool ok = false;
+  std::string response;
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    static constexpr char kRequest[] = "GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    if (send(fd, kRequest, sizeof(kRequest) - 1, MSG_NOSIGNAL) ==
-        static_cast<ssize_t>(sizeof(kRequest) - 1)) {
-      std::string response;
-      char buf[1024];
+    const std::string request = std::string("GET ") + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+      char buf[4096];
       ssize_t n;
       while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) response.append(buf, static_cast<size_t>(n));
-      ok = response.find("\"health\":\"true\"") != std::string::npos;
     }
   }
   close(fd);
-  return ok;
+  return response;
 }
+
+// True when etcd answers {"health":"true"}.
+bool HealthOk(int port) { return HttpGet(port, "/health").find("\"health\":\"true\"") != std::string::npos; }
 
 // The state letter of /proc/<pid>/stat ('R', 'S', 'T' for stopped, ...), or 0 if it cannot be read.
 char ProcessState(pid_t pid) {
@@ -94,8 +94,9 @@ int PickFreeLoopbackPort() {
 
 EtcdProcess::EtcdProcess(EtcdProcessOptions options) : options_(std::move(options)) {}
 
-Result<std::unique_ptr<EtcdProcess>> EtcdProcess::Start(EtcdProcessOptions options) {
-  std::unique_ptr<EtcdProcess> p(new EtcdProcess(std::move(options)));
+Result<std::unique_ptr<EtcdProcess>> EtcdProcess::Prepare(const EtcdProcessOptions& options, int client_port,
+                                                          int peer_port) {
+  std::unique_ptr<EtcdProcess> p(new EtcdProcess(options));
   std::string tmpl = (std::filesystem::temp_directory_path() / "rcsim-etcd-XXXXXX").string();
   if (mkdtemp(tmpl.data()) == nullptr) {
     return Status(Code::kInternal, std::string("mkdtemp: ") + std::strerror(errno));
@@ -103,13 +104,61 @@ Result<std::unique_ptr<EtcdProcess>> EtcdProcess::Start(EtcdProcessOptions optio
   p->temp_dir_ = tmpl;
   p->data_dir_ = tmpl + "/data";
   p->log_path_ = tmpl + "/etcd.log";
+  p->client_port_ = client_port;
+  p->peer_port_ = peer_port;
+  return p;
+}
+
+Result<std::unique_ptr<EtcdProcess>> EtcdProcess::Start(EtcdProcessOptions options) {
   std::vector<int> ports = PickFreePorts(2);
   if (ports.empty()) return Status(Code::kInternal, "no free loopback port");
-  p->client_port_ = ports[0];
-  p->peer_port_ = ports[1];
-  if (Status s = p->Launch(); !s.ok()) return s;
-  if (Status s = p->WaitHealthy(); !s.ok()) return s;
+  Result<std::unique_ptr<EtcdProcess>> p = Prepare(options, ports[0], ports[1]);
+  if (!p.ok()) return p;
+  if (Status s = (*p)->Launch(); !s.ok()) return s;
+  if (Status s = (*p)->WaitHealthy(); !s.ok()) return s;
   return p;
+}
+
+Result<std::vector<std::unique_ptr<EtcdProcess>>> EtcdProcess::StartCluster(int members,
+                                                                            EtcdProcessOptions options) {
+  std::vector<int> ports = PickFreePorts(2 * members);
+  if (ports.empty()) return Status(Code::kInternal, "no free loopback port");
+  std::string initial_cluster;
+  for (int i = 0; i < members; ++i) {
+    if (i > 0) initial_cluster += ",";
+    initial_cluster += "m" + std::to_string(i) + "=http://127.0.0.1:" + std::to_string(ports[2 * i + 1]);
+  }
+  std::vector<std::unique_ptr<EtcdProcess>> out;
+  for (int i = 0; i < members; ++i) {
+    Result<std::unique_ptr<EtcdProcess>> p = Prepare(options, ports[2 * i], ports[2 * i + 1]);
+    if (!p.ok()) return p.status();
+    (*p)->name_ = "m" + std::to_string(i);
+    (*p)->initial_cluster_ = initial_cluster;
+    if (Status s = (*p)->Launch(); !s.ok()) return s;
+    out.push_back(std::move(p).value());
+  }
+  // A member is healthy only once a leader is elected, which needs a quorum started: wait after all.
+  for (auto& member : out) {
+    if (Status s = member->WaitHealthy(); !s.ok()) return s;
+  }
+  return out;
+}
+
+std::string EtcdProcess::Endpoints(const std::vector<std::unique_ptr<EtcdProcess>>& members) {
+  std::string out;
+  for (const auto& m : members) {
+    if (!out.empty()) out += ",";
+    out += m->endpoint();
+  }
+  return out;
+}
+
+bool EtcdProcess::Healthy() const { return pid_ > 0 && !paused_ && HealthOk(client_port_); }
+
+bool EtcdProcess::IsLeader() const {
+  if (pid_ <= 0 || paused_) return false;
+  const std::string metrics = HttpGet(client_port_, "/metrics");
+  return metrics.find("\netcd_server_is_leader 1") != std::string::npos;
 }
 
 EtcdProcess::~EtcdProcess() {
@@ -127,15 +176,16 @@ Status EtcdProcess::Launch() {
   const std::string peer_url = "http://127.0.0.1:" + std::to_string(peer_port_);
   std::vector<std::string> args = {
       options_.binary,
-      "--name=default",
+      "--name=" + name_,
       "--data-dir=" + data_dir_,
       "--listen-client-urls=" + client_url,
       "--advertise-client-urls=" + client_url,
       "--listen-peer-urls=" + peer_url,
       "--initial-advertise-peer-urls=" + peer_url,
-      "--initial-cluster=default=" + peer_url,
+      "--initial-cluster=" + (initial_cluster_.empty() ? name_ + "=" + peer_url : initial_cluster_),
       "--initial-cluster-state=new",
   };
+  args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

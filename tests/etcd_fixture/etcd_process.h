@@ -10,6 +10,10 @@
 // this to the *thread* that started it, so start the process from a thread that outlives it (the test's
 // main thread).
 //
+// StartCluster() starts an N-member cluster on loopback (one EtcdProcess per member, each with its own
+// ports and data dir); each member can be killed, paused and restarted on its own, as a fault test
+// needs. IsLeader() reads the member's etcd_server_is_leader metric.
+//
 // Thread-safety: not thread-safe; use one EtcdProcess from one thread at a time.
 #ifndef RCSIM_TESTS_ETCD_FIXTURE_ETCD_PROCESS_H_
 #define RCSIM_TESTS_ETCD_FIXTURE_ETCD_PROCESS_H_
@@ -18,6 +22,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/status.h"
 #include "engine/time.h"
@@ -28,6 +33,7 @@ struct EtcdProcessOptions {
   std::string binary = "/usr/bin/etcd";
   Duration start_timeout = std::chrono::seconds(30);
   Duration stop_timeout = std::chrono::seconds(10);  // SIGTERM grace before SIGKILL
+  std::vector<std::string> extra_args;               // appended to etcd's command line
 };
 
 class EtcdProcess {
@@ -35,6 +41,12 @@ class EtcdProcess {
   // Starts a fresh etcd; fails with kUnavailable (and the tail of etcd's log) if it does not become
   // healthy in time.
   static Result<std::unique_ptr<EtcdProcess>> Start(EtcdProcessOptions options = {});
+  // Starts `members` members (named m0, m1, ...) of one new cluster and waits until every one is
+  // healthy (which needs an elected leader).
+  static Result<std::vector<std::unique_ptr<EtcdProcess>>> StartCluster(int members,
+                                                                        EtcdProcessOptions options = {});
+  // "http://127.0.0.1:a,http://127.0.0.1:b,..." of the members: the --etcd_servers value.
+  static std::string Endpoints(const std::vector<std::unique_ptr<EtcdProcess>>& members);
 
   EtcdProcess(const EtcdProcess&) = delete;
   EtcdProcess& operator=(const EtcdProcess&) = delete;
@@ -55,6 +67,10 @@ class EtcdProcess {
   void Pause();
   void Resume();
   bool paused() const { return paused_; }
+  // True when this member answers /health with {"health":"true"} (it has a leader) right now.
+  bool Healthy() const;
+  // True when this member reports itself the cluster's leader (GET /metrics: etcd_server_is_leader 1).
+  bool IsLeader() const;
 
   // "http://127.0.0.1:<client port>"
   std::string endpoint() const;
@@ -68,6 +84,8 @@ class EtcdProcess {
   explicit EtcdProcess(EtcdProcessOptions options);
   Status Launch();
   Status WaitHealthy();
+  static Result<std::unique_ptr<EtcdProcess>> Prepare(const EtcdProcessOptions& options, int client_port,
+                                                      int peer_port);
   std::string LogTail() const;
 
   EtcdProcessOptions options_;
@@ -76,6 +94,8 @@ class EtcdProcess {
   std::string log_path_;
   int client_port_ = 0;
   int peer_port_ = 0;
+  std::string name_ = "default";
+  std::string initial_cluster_;  // empty: this member alone
   pid_t pid_ = -1;
   bool paused_ = false;
 };

@@ -6,8 +6,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
+#include <thread>
 
 namespace rcsim {
 namespace {
@@ -68,6 +70,35 @@ TEST(EtcdProcessTest, MissingBinaryFailsWithLog) {
   auto etcd = EtcdProcess::Start(options);
   ASSERT_FALSE(etcd.ok());
   EXPECT_EQ(etcd.status().code(), Code::kUnavailable);
+}
+
+TEST(EtcdProcessTest, ClusterElectsOneLeaderAndAnotherAfterItIsKilled) {
+  auto cluster = EtcdProcess::StartCluster(3);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+  auto& members = *cluster;
+  ASSERT_EQ(members.size(), 3u);
+  EXPECT_EQ(EtcdProcess::Endpoints(members),
+            members[0]->endpoint() + "," + members[1]->endpoint() + "," + members[2]->endpoint());
+  auto leaders = [&] {
+    int n = 0;
+    for (auto& m : members) n += m->IsLeader() ? 1 : 0;
+    return n;
+  };
+  auto poll = [](const std::function<bool()>& pred) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!pred() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return pred();
+  };
+  ASSERT_TRUE(poll([&] { return leaders() == 1; }));
+  int leader = 0;
+  while (!members[leader]->IsLeader()) ++leader;
+  members[leader]->Kill();
+  EXPECT_FALSE(members[leader]->IsLeader());
+  EXPECT_TRUE(poll([&] { return leaders() == 1; })) << "the two left elect a new leader";
+  ASSERT_TRUE(members[leader]->Restart().ok());
+  EXPECT_TRUE(members[leader]->Healthy());
 }
 
 TEST(EtcdProcessTest, PickFreeLoopbackPortReturnsAPort) {
