@@ -67,6 +67,10 @@ class EtcdFaultsTest : public ::testing::Test {
                                                                   "--resync=1", "--leader-elect=false"});
     client_ = TestClient(api_->url());
     ASSERT_NE(client_, nullptr);
+    for (const char* ns : {"canary", "faults", "probe"}) {
+      Status s = CreateNamespace(*client_, ns);
+      ASSERT_TRUE(s.ok()) << ns << ": " << s.ToString();
+    }
   }
 
   // Objects no fault may touch: a converged controller and loose pods in namespace "canary".

@@ -110,6 +110,12 @@ std::string PodJson(const std::string& name, const std::string& app) {
   return pod.dump();
 }
 
+Status CreateNamespace(HttpApiClient& client, const std::string& ns, Duration deadline) {
+  const json body = {{"kind", "Namespace"}, {"apiVersion", "v1"}, {"metadata", {{"name", ns}}}};
+  return Retry(
+      deadline, [&] { return SendSync(client, "POST", "/api/v1/namespaces", body.dump()); }, 201);
+}
+
 Status CreateController(HttpApiClient& client, const std::string& ns, const ReplicationController& rc,
                         Duration deadline) {
   const std::string body = EncodeController(rc);
@@ -174,8 +180,9 @@ std::vector<std::string> Undecodable(const RegistrySnapshot& snapshot) {
       out.push_back(key + ": " + value.substr(0, 200));
       continue;
     }
-    if (kind == std::string_view("Pod") && !PodFromJson(j).ok()) out.push_back(key + ": not a Pod");
-    if (kind == std::string_view("ReplicationController") && !ControllerFromJson(j).ok()) {
+    const std::string_view k = kind == nullptr ? "" : kind;
+    if (k == "Pod" && !PodFromJson(j).ok()) out.push_back(key + ": not a Pod");
+    if (k == "ReplicationController" && !ControllerFromJson(j).ok()) {
       out.push_back(key + ": not a ReplicationController");
     }
   }

@@ -55,6 +55,11 @@ ReplicationController MakeController(const std::string& name, int replicas);
 // JSON of a v1 Pod named `name` with labels app=<app>.
 std::string PodJson(const std::string& name, const std::string& app);
 
+// Creates namespace `ns` (objects can only be created in one that exists), retrying like the below;
+// one that exists already is fine.
+Status CreateNamespace(HttpApiClient& client, const std::string& ns,
+                       Duration deadline = std::chrono::seconds(30));
+
 // Creates or scales (PUT .../scale) the controller through the API, retrying 5xx and transport errors
 // until `deadline`. The last failure if it never succeeded.
 Status CreateController(HttpApiClient& client, const std::string& ns, const ReplicationController& rc,

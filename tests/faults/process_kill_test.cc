@@ -44,6 +44,8 @@ class ProcessKillTest : public ::testing::Test {
     api_ = std::move(api).value();
     client_ = TestClient(api_->url());
     ASSERT_NE(client_, nullptr);
+    Status s = CreateNamespace(*client_, "faults");
+    ASSERT_TRUE(s.ok()) << s.ToString();
   }
 
   std::unique_ptr<ControllerManagerProcess> StartManager(std::vector<std::string> extra) {
