@@ -543,8 +543,8 @@ TEST(ControllerManagerTest, ReadyzFalseUntilSyncedAndMetricsPassPromtool) {
 }
 
 // The manager given only --kubeconfig (server and bearer token from the file, the API server
-// requiring the token): it converges a controller. (HTTPS is not supported yet; the kubeconfig names
-// an http:// server.) An https:// server is refused with a clear message, not silently downgraded.
+// requiring the token): it converges a controller. An https:// server whose CA file cannot be read is
+// refused at start with a clear message, not silently downgraded. (HTTPS itself: tests/https_e2e.)
 TEST(ControllerManagerTest, OnlyAKubeconfigWithATokenConverges) {
   auto etcd = EtcdProcess::Start();
   ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
@@ -556,17 +556,18 @@ TEST(ControllerManagerTest, OnlyAKubeconfigWithATokenConverges) {
   ASSERT_TRUE(apiserver.ok()) << apiserver.status().ToString();
   const std::string kubeconfig =
       (std::filesystem::temp_directory_path() / ("rcsim-kubeconfig-" + std::to_string(getpid()))).string();
-  auto write_config = [&](const std::string& server) {
+  auto write_config = [&](const std::string& server, const std::string& cluster_extra = "") {
     std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
                               << "clusters:\n- name: c\n  cluster:\n    server: " << server << "\n"
-                              << "users:\n- name: u\n  user:\n    token: s3cr3t-token\n"
+                              << cluster_extra << "users:\n- name: u\n  user:\n    token: s3cr3t-token\n"
                               << "contexts:\n- name: test\n  context: {cluster: c, user: u}\n";
   };
-  write_config("https://127.0.0.1:1");
+  write_config("https://127.0.0.1:1", "    certificate-authority: /nonexistent/ca.crt\n");
   {
     ManagerProcess refused(std::vector<std::string>{"--kubeconfig=" + kubeconfig});
     EXPECT_EQ(refused.WaitExit(), 2);
-    EXPECT_NE(refused.Log().find("HTTPS API servers are not supported"), std::string::npos) << refused.Log();
+    EXPECT_NE(refused.Log().find("certificate-authority /nonexistent/ca.crt"), std::string::npos)
+        << refused.Log();
   }
   write_config((*apiserver)->url());
   ManagerProcess manager(std::vector<std::string>{"--kubeconfig=" + kubeconfig, "--resync=1"});

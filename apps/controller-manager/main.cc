@@ -57,6 +57,8 @@ struct Flags {
   int workers = 5;
   int resync_seconds = 30;
   int api_connections = 32;
+  double kube_api_qps = 20;  // kube-controller-manager's defaults (client-go's own are 5 / 10)
+  int kube_api_burst = 30;
   int verbosity = 0;
   bool leader_elect = true;
   std::string lease_duration = "15s";
@@ -132,8 +134,13 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
       "resync", po::value(&f->resync_seconds)->default_value(f->resync_seconds),
       "seconds between full resyncs of every controller")(
       "api-connections", po::value(&f->api_connections)->default_value(f->api_connections),
-      "keep-alive connections to the API server")("v", po::value(&f->verbosity)->default_value(f->verbosity),
-                                                  "log verbosity: 0 actions and problems, 4 detail")(
+      "keep-alive connections to the API server")(
+      "kube-api-qps", po::value(&f->kube_api_qps)->default_value(f->kube_api_qps, "20"),
+      "requests per second to the API server, on average (negative: no limit)")(
+      "kube-api-burst", po::value(&f->kube_api_burst)->default_value(f->kube_api_burst),
+      "requests let through at once above --kube-api-qps")(
+      "v", po::value(&f->verbosity)->default_value(f->verbosity),
+      "log verbosity: 0 actions and problems, 4 detail")(
       "leader-elect", po::value(&f->leader_elect)->default_value(true)->implicit_value(true),
       "run only while holding the leader lease (several managers may run; one acts)")(
       "leader-elect-lease-duration", po::value(&f->lease_duration)->default_value(f->lease_duration),
@@ -165,6 +172,11 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
     std::cout << desc;
     *exit_now = true;
     return true;
+  }
+  if (f->kube_api_qps == 0 || f->kube_api_burst < 1) {
+    std::cerr << "controller-manager: --kube-api-qps must not be 0 (negative: no limit) and --kube-api-burst "
+                 "must be positive\n";
+    return false;
   }
   if (f->workers < 1 || f->resync_seconds < 1 || f->api_connections < 1) {
     std::cerr
@@ -288,17 +300,21 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
-  if (client_config.server.rfind("https://", 0) == 0) {
-    std::cerr << "controller-manager: " << client_config.source << " gives " << client_config.server
-              << ": HTTPS API servers are not supported by this build yet (its HTTP client speaks plain "
-                 "HTTP only); use an http:// server\n";
-    return 2;
-  }
   flags.apiserver = client_config.server;
   HttpApiClientOptions api_options;
   api_options.base_url = client_config.server;
   api_options.max_connections = flags.api_connections;
   api_options.bearer_token = client_config.token;
+  api_options.tls.ca_file = client_config.ca_file;
+  api_options.tls.ca_data = client_config.ca_data;
+  api_options.tls.cert_file = client_config.client_cert_file;
+  api_options.tls.cert_data = client_config.client_cert_data;
+  api_options.tls.key_file = client_config.client_key_file;
+  api_options.tls.key_data = client_config.client_key_data;
+  api_options.tls.insecure_skip_verify = client_config.insecure_skip_tls_verify;
+  api_options.tls.server_name = client_config.tls_server_name;
+  api_options.qps = flags.kube_api_qps;
+  api_options.burst = flags.kube_api_burst;
   if (!flags.token_file.empty()) {
     Result<std::string> token = ReadToken(flags.token_file);
     if (!token.ok()) {
@@ -330,6 +346,15 @@ int Main(int argc, char** argv) {
     std::cerr << "controller-manager: " << api.status().ToString() << "\n";
     return 2;
   }
+  // Leader election has its own client, hence its own rate limiter, as kube-controller-manager's
+  // "leader-election" client: a renewal never queues behind a burst of pod creations.
+  HttpApiClientOptions election_options = api_options;
+  election_options.max_connections = 2;
+  Result<std::unique_ptr<HttpApiClient>> election_api = HttpApiClient::Create(election_options);
+  if (!election_api.ok()) {
+    std::cerr << "controller-manager: " << election_api.status().ToString() << "\n";
+    return 2;
+  }
 
   SystemClock clock;
   // Not the simulation: randomness only spreads retries and need not repeat between runs.
@@ -341,7 +366,7 @@ int Main(int argc, char** argv) {
 
   ManagerMetricsExporter exporter(flags.lease_name);
   std::unique_ptr<ApiClient> instrumented = NewInstrumentedApiClient(api->get(), &exporter, &logger);
-  HttpLeaseLock lease_lock(api->get(), flags.lease_namespace, flags.lease_name);
+  HttpLeaseLock lease_lock(election_api->get(), flags.lease_namespace, flags.lease_name);
   // SuccessfulCreate / FailedCreate / SuccessfulDelete events on the controllers, for kubectl describe.
   HttpEventSink event_sink(api->get());
   flags.election.identity = Identity();
@@ -432,6 +457,7 @@ int Main(int argc, char** argv) {
           elector.reset();
         });
         api->reset();
+        election_api->reset();
         return 1;
       }
       std::cerr << "controller-manager: serving /healthz /livez /readyz /metrics on http://"
@@ -451,8 +477,9 @@ int Main(int argc, char** argv) {
       manager.reset();
       elector.reset();
     });
-    // The client's pending callbacks (now no-ops) complete before the executor goes.
+    // The clients' pending callbacks (now no-ops) complete before the executor goes.
     api->reset();
+    election_api->reset();
   }
   return 0;
 }

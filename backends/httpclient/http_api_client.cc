@@ -25,6 +25,9 @@
 #include <vector>
 
 #include "backends/httpclient/rest_wire.h"
+#include "backends/httpclient/token_bucket.h"
+#include "backends/tls/tls_context.h"
+#include "backends/tls/tls_or_tcp_stream.h"
 
 namespace rcsim {
 namespace {
@@ -42,10 +45,12 @@ constexpr size_t kMaxErrorBody = 64 * 1024;
 // body_limit when it is disengaged.
 constexpr uint64_t kNoBodyLimit = std::numeric_limits<uint64_t>::max();
 
-// One socket. All operations on it run on its strand (the stream's executor).
+// One socket (TLS over it when `tls` is set). All operations on it run on its strand (the stream's
+// executor).
 struct Conn {
-  Conn(asio::io_context& ioc, uint64_t conn_id) : stream(asio::make_strand(ioc)), id(conn_id) {}
-  beast::tcp_stream stream;
+  Conn(asio::io_context& ioc, uint64_t conn_id, asio::ssl::context* tls)
+      : stream(asio::make_strand(ioc), tls), id(conn_id) {}
+  TlsOrTcpStream stream;
   beast::flat_buffer buffer;  // bytes read past the end of the last message (normally none)
   const uint64_t id;
 };
@@ -67,8 +72,9 @@ bool IdleConnUsable(Conn& conn) {
 }
 
 bool IsConnectionClosedError(const ErrorCode& ec) {
+  // A TLS server that closes an idle connection without close_notify: stream_truncated.
   return ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
-         ec == asio::error::broken_pipe;
+         ec == asio::error::broken_pipe || ec == asio::ssl::error::stream_truncated;
 }
 
 Status ConnectError(const ErrorCode& ec, const std::string& host) {
@@ -97,7 +103,8 @@ class WatchStream : public std::enable_shared_from_this<WatchStream> {
   uint64_t id() const { return conn_id_; }
   void set_id(uint64_t id) { conn_id_ = id; }
 
-  void Begin();
+  // Connects after `delay` (the rate limiter's wait; zero: at once).
+  void Begin(std::chrono::steady_clock::duration delay);
   // From any thread, including from inside a callback of this watch. No callback runs after it returns.
   void Stop();
   // For the transport's shutdown: no further callback, then close.
@@ -123,7 +130,8 @@ class WatchStream : public std::enable_shared_from_this<WatchStream> {
   // strand and the connection below are gone. Declared first, so destroyed last.
   const std::shared_ptr<HttpTransport> transport_;
   std::shared_ptr<Conn> conn_;  // strand only; reset when the stream ends
-  const beast::tcp_stream::executor_type strand_;
+  const TlsOrTcpStream::executor_type strand_;
+  std::optional<asio::steady_timer> delay_;  // strand only: the rate limiter's wait before connecting
   uint64_t conn_id_ = 0;
   http::request<http::string_body> req_;
   std::optional<http::response_parser<http::buffer_body>> parser_;  // strand only
@@ -141,8 +149,16 @@ class WatchStream : public std::enable_shared_from_this<WatchStream> {
 
 class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
  public:
-  HttpTransport(HttpApiClientOptions options, tcp::resolver::results_type endpoints, std::string host)
-      : options_(std::move(options)), endpoints_(std::move(endpoints)), host_(std::move(host)) {}
+  // `tls` set: every connection speaks TLS, verified against `verify_host` (the URL's host).
+  HttpTransport(HttpApiClientOptions options, tcp::resolver::results_type endpoints, std::string host,
+                std::shared_ptr<asio::ssl::context> tls, std::string verify_host)
+      : options_(std::move(options)),
+        endpoints_(std::move(endpoints)),
+        host_(std::move(host)),
+        tls_(std::move(tls)),
+        verify_host_(std::move(verify_host)) {
+    if (options_.qps > 0) limiter_.emplace(options_.qps, options_.burst, std::chrono::steady_clock::now());
+  }
   ~HttpTransport() { assert(threads_.empty()); }
 
   void Start() {
@@ -164,7 +180,7 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
   void PostToIo(std::function<void()> fn) { asio::post(ioc_, std::move(fn)); }
 
   // Posts `fn` to a strand unless shut down (then the shutdown closes everything itself).
-  void PostIfRunning(const beast::tcp_stream::executor_type& strand, std::function<void()> fn) {
+  void PostIfRunning(const TlsOrTcpStream::executor_type& strand, std::function<void()> fn) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     asio::post(strand, std::move(fn));
@@ -178,6 +194,27 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
   const HttpApiClientOptions& options() const { return options_; }
   const tcp::resolver::results_type& endpoints() const { return endpoints_; }
   const std::string& host() const { return host_; }
+  asio::ssl::context* tls() const { return tls_.get(); }
+
+  // After a connect: the TLS handshake (with the server's certificate checked), then next(OK); or
+  // next(kUnavailable saying why). Plain HTTP: next(OK) at once. Runs on the connection's strand.
+  void Handshake(std::shared_ptr<Conn> conn, std::function<void(Status)> next) {
+    if (!conn->stream.is_tls()) return next(Status::Ok());
+    if (Status s = PrepareTlsClient(conn->stream.ssl(), verify_host_, options_.tls); !s.ok()) return next(s);
+    conn->stream.async_handshake(
+        asio::ssl::stream_base::client, [this, conn, next = std::move(next)](ErrorCode ec) {
+          if (!ec) return next(Status::Ok());
+          next(Status(Code::kUnavailable,
+                      "TLS handshake with " + host_ + ": " + TlsHandshakeError(conn->stream.ssl(), ec)));
+        });
+  }
+
+  // The rate limiter's wait before the next request or watch start (zero without a limit).
+  std::chrono::steady_clock::duration Throttle() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return limiter_ ? limiter_->Reserve(std::chrono::steady_clock::now())
+                    : std::chrono::steady_clock::duration::zero();
+  }
 
   http::request<http::string_body> MakeRequest(http::verb verb, const std::string& target,
                                                std::string body) const {
@@ -224,6 +261,8 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
   const HttpApiClientOptions options_;
   const tcp::resolver::results_type endpoints_;
   const std::string host_;  // the Host header: "host:port"
+  const std::shared_ptr<asio::ssl::context> tls_;  // https: shared by every connection
+  const std::string verify_host_;                  // https: the name or IP the certificate must match
   asio::io_context ioc_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   std::vector<std::thread> threads_;  // owned by the thread that calls Start/Shutdown
@@ -237,12 +276,15 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
   std::deque<OpPtr> waiting_;                               // guarded by mu_
   std::map<uint64_t, std::weak_ptr<Conn>> conns_;           // guarded by mu_: open pooled connections
   std::map<uint64_t, std::weak_ptr<WatchStream>> watches_;  // guarded by mu_
+  std::optional<TokenBucket> limiter_;                      // guarded by mu_; set when qps > 0
+  // Requests waiting for the rate limiter, each on its own timer (on its own strand).
+  std::map<uint64_t, std::shared_ptr<asio::steady_timer>> throttled_;  // guarded by mu_
 };
 
 // --- HttpTransport: the request pool. ---
 
 std::shared_ptr<Conn> HttpTransport::NewConnLocked() {
-  auto conn = std::make_shared<Conn>(ioc_, next_id_++);
+  auto conn = std::make_shared<Conn>(ioc_, next_id_++, tls_.get());
   conns_[conn->id] = conn;
   ++open_;
   return conn;
@@ -261,7 +303,27 @@ void HttpTransport::Send(const std::string& method, const std::string& target, s
   op->req = MakeRequest(verb, target, std::move(body));
   op->done = std::move(done);
   op->mutating = verb != http::verb::get && verb != http::verb::head;
-  Acquire(std::move(op));
+  const std::chrono::steady_clock::duration wait = Throttle();
+  if (wait <= std::chrono::steady_clock::duration::zero()) return Acquire(std::move(op));
+  auto timer = std::make_shared<asio::steady_timer>(asio::make_strand(ioc_), wait);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) {
+    asio::post(ioc_, [op] { op->done(Status(Code::kUnavailable, "client shut down")); });
+    return;
+  }
+  const uint64_t id = next_id_++;
+  throttled_[id] = timer;
+  // The wait starts on the timer's strand, posted under mu_, so Shutdown's cancel (posted to the
+  // same strand after it takes mu_) comes after it; Acquire then fails the request as shut down.
+  asio::post(timer->get_executor(), [this, timer, op = std::move(op), id]() mutable {
+    timer->async_wait([this, timer, op = std::move(op), id](ErrorCode) mutable {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        throttled_.erase(id);
+      }
+      Acquire(std::move(op));
+    });
+  });
 }
 
 void HttpTransport::Acquire(OpPtr op) {
@@ -321,7 +383,10 @@ void HttpTransport::Connect(OpPtr op) {
     }
     ErrorCode ignored;
     op->conn->stream.socket().set_option(tcp::no_delay(true), ignored);
-    Write(op);
+    Handshake(op->conn, [this, op](Status s) {
+      if (!s.ok()) return Finish(op, std::move(s), /*reusable=*/false);
+      Write(op);
+    });
   });
 }
 
@@ -417,13 +482,13 @@ std::shared_ptr<WatchStream> HttpTransport::OpenWatch(const std::string& target,
   {
     std::lock_guard<std::mutex> lock(mu_);
     const uint64_t id = next_id_++;
-    watch = std::make_shared<WatchStream>(shared_from_this(), std::make_shared<Conn>(ioc_, id),
+    watch = std::make_shared<WatchStream>(shared_from_this(), std::make_shared<Conn>(ioc_, id, tls_.get()),
                                           MakeRequest(http::verb::get, target, ""), std::move(on_line),
                                           std::move(on_fail));
     watch->set_id(id);
     if (!stopping_) watches_[id] = watch;
   }
-  watch->Begin();
+  watch->Begin(Throttle());
   return watch;
 }
 
@@ -458,6 +523,15 @@ void HttpTransport::Shutdown() {
   active.clear();
   for (auto& w : watches) w->Abandon();
   watches.clear();
+  std::map<uint64_t, std::shared_ptr<asio::steady_timer>> throttled;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    throttled.swap(throttled_);
+  }
+  for (auto& [id, timer] : throttled) {
+    asio::post(timer->get_executor(), [timer] { timer->cancel(); });
+  }
+  throttled.clear();
   work_.reset();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
@@ -465,9 +539,27 @@ void HttpTransport::Shutdown() {
 
 // --- WatchStream. ---
 
-void WatchStream::Begin() {
+void WatchStream::Begin(std::chrono::steady_clock::duration delay) {
   auto self = shared_from_this();
-  asio::post(strand_, [self] { self->Connect(); });
+  if (delay <= std::chrono::steady_clock::duration::zero()) {
+    asio::post(strand_, [self] { self->Connect(); });
+    return;
+  }
+  asio::post(strand_, [self, delay] {
+    {
+      std::lock_guard<std::recursive_mutex> lock(self->cb_mu_);
+      if (self->stopped_ || self->transport_->stopping()) return self->Finalize();
+    }
+    self->delay_.emplace(self->strand_, delay);
+    self->delay_->async_wait([self](ErrorCode ec) {
+      if (ec) return self->Finalize();  // stopped (Close cancels the wait)
+      {
+        std::lock_guard<std::recursive_mutex> lock(self->cb_mu_);
+        if (self->stopped_) return self->Finalize();
+      }
+      self->Connect();
+    });
+  });
 }
 
 void WatchStream::Connect() {
@@ -478,7 +570,10 @@ void WatchStream::Connect() {
                                 if (ec) return self->Fail(ConnectError(ec, self->transport_->host()));
                                 ErrorCode ignored;
                                 self->conn_->stream.socket().set_option(tcp::no_delay(true), ignored);
-                                self->WriteRequest();
+                                self->transport_->Handshake(self->conn_, [self](Status s) {
+                                  if (!s.ok()) return self->Fail(std::move(s));
+                                  self->WriteRequest();
+                                });
                               });
 }
 
@@ -583,6 +678,7 @@ void WatchStream::Finalize() {
 }
 
 void WatchStream::Close() {
+  if (delay_) delay_->cancel();
   if (conn_) CloseConn(*conn_);
 }
 
@@ -722,22 +818,39 @@ class HttpResourceClient final : public ResourceClient<T> {
   HttpTransport* const t_;
 };
 
-// "http://host[:port][/]" → host, port.
-bool ParseBaseUrl(const std::string& url, std::string* host, std::string* port) {
-  constexpr std::string_view kScheme = "http://";
-  if (url.rfind(kScheme, 0) != 0) return false;
-  std::string_view rest = std::string_view(url).substr(kScheme.size());
+// "http[s]://host[:port][/]" → https?, host (an IPv6 address without its brackets), port.
+bool ParseBaseUrl(const std::string& url, bool* https, std::string* host, std::string* port) {
+  std::string_view rest = url;
+  if (rest.substr(0, 7) == "http://") {
+    *https = false;
+    rest.remove_prefix(7);
+  } else if (rest.substr(0, 8) == "https://") {
+    *https = true;
+    rest.remove_prefix(8);
+  } else {
+    return false;
+  }
   if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
   if (rest.empty() || rest.find('/') != std::string_view::npos) return false;
-  const size_t colon = rest.rfind(':');
-  if (colon == std::string_view::npos) {
-    *host = std::string(rest);
-    *port = "80";
+  std::string_view port_part;
+  if (rest.front() == '[') {  // [v6]:port
+    const size_t close = rest.find(']');
+    if (close == std::string_view::npos) return false;
+    *host = std::string(rest.substr(1, close - 1));
+    rest.remove_prefix(close + 1);
+    if (!rest.empty() && rest.front() != ':') return false;
+    port_part = rest.empty() ? std::string_view() : rest.substr(1);
+    if (!rest.empty() && port_part.empty()) return false;
   } else {
+    const size_t colon = rest.rfind(':');
     *host = std::string(rest.substr(0, colon));
-    *port = std::string(rest.substr(colon + 1));
-    if (port->empty() || port->find_first_not_of("0123456789") != std::string::npos) return false;
+    if (colon != std::string_view::npos) {
+      port_part = rest.substr(colon + 1);
+      if (port_part.empty()) return false;
+    }
   }
+  *port = port_part.empty() ? (*https ? "443" : "80") : std::string(port_part);
+  if (port->find_first_not_of("0123456789") != std::string::npos) return false;
   return !host->empty();
 }
 
@@ -750,17 +863,28 @@ struct HttpApiClient::Resources {
 };
 
 Result<std::unique_ptr<HttpApiClient>> HttpApiClient::Create(HttpApiClientOptions options) {
+  bool https = false;
   std::string host, port;
-  if (!ParseBaseUrl(options.base_url, &host, &port)) {
-    return Status(Code::kBadRequest, "base URL must be http://host[:port], got \"" + options.base_url + "\"");
+  if (!ParseBaseUrl(options.base_url, &https, &host, &port)) {
+    return Status(Code::kBadRequest,
+                  "base URL must be http[s]://host[:port], got \"" + options.base_url + "\"");
+  }
+  std::shared_ptr<asio::ssl::context> tls;
+  if (https) {
+    Result<std::shared_ptr<asio::ssl::context>> ctx = NewTlsClientContext(options.tls);
+    if (!ctx.ok())
+      return Status(Code::kInvalid, "TLS for " + options.base_url + ": " + ctx.status().message());
+    tls = std::move(ctx).value();
   }
   asio::io_context resolve_ctx;
   tcp::resolver resolver(resolve_ctx);
   ErrorCode ec;
   tcp::resolver::results_type endpoints = resolver.resolve(host, port, ec);
   if (ec) return Status(Code::kUnavailable, "resolve " + host + ": " + ec.message());
-  auto transport =
-      std::make_shared<HttpTransport>(std::move(options), std::move(endpoints), host + ":" + port);
+  const std::string host_header =
+      (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + port;
+  auto transport = std::make_shared<HttpTransport>(std::move(options), std::move(endpoints), host_header,
+                                                   std::move(tls), host);
   transport->Start();
   return std::unique_ptr<HttpApiClient>(new HttpApiClient(std::move(transport)));
 }

@@ -2,16 +2,22 @@
 // any server speaking the same subset), with Boost.Beast on the client's own I/O threads.
 //
 // Transport:
-// - One base URL ("http://host:port", plain HTTP). The host is resolved once, by Create().
+// - One base URL: "http://host[:port]" or "https://host[:port]" (TLS, backends/tls: the server's
+//   certificate verified against `tls`'s CA and the URL's host name or IP address, a client
+//   certificate sent if configured). The host is resolved once, by Create().
 // - Requests share a keep-alive connection pool of at most `max_connections` sockets; requests beyond
 //   that wait in FIFO order for a free connection. An idle connection the server has closed is
 //   detected before reuse; a request that fails on a reused connection before any response byte
 //   arrived is retried once on a fresh connection (the server closed it as idle and did not see it).
 // - Every watch has its own connection, outside the pool, for as long as it lives.
+// - With qps > 0, a token bucket (client-go's flowcontrol) spaces requests and watch starts: bursts of
+//   `burst`, then `qps` per second; a call beyond it waits, in call order, before it is sent.
 // - TCP_NODELAY on every socket; "Authorization: Bearer <token>" when a token is given.
 //
 // Errors (besides the HTTP statuses decoded by rest_wire.h's StatusFromHttp):
 // - connection refused, resolve or connect failure or connect timeout: kUnavailable (not applied);
+//   likewise a failed TLS handshake ("certificate verify failed: ..." when the server's certificate
+//   is not trusted or names another host);
 // - request_timeout passing after the request started to be written: kTimeout (outcome unknown);
 //   likewise a connection lost before the response of a write completed (a read gets kUnavailable);
 // - a watch whose stream ends or drops: one kError event with kUnavailable (the caller re-lists);
@@ -31,6 +37,7 @@
 #include <memory>
 #include <string>
 
+#include "backends/tls/tls_config.h"
 #include "engine/api_client.h"
 #include "engine/status.h"
 #include "engine/time.h"
@@ -44,6 +51,12 @@ struct HttpApiClientOptions {
   int max_connections = 32;  // pooled request connections (watches have their own)
   Duration connect_timeout = std::chrono::seconds(5);
   Duration request_timeout = std::chrono::seconds(30);  // from the first byte written to the last read
+  // For https:// URLs: the CA to verify the server with, a client certificate, insecure_skip_verify.
+  TlsClientConfig tls;
+  // Client-side rate limit: `qps` requests per second on average, `burst` (at least 1) at once.
+  // qps <= 0: none.
+  double qps = 0;
+  int burst = 1;
 };
 
 // A raw HTTP exchange, for discovery endpoints, readiness probes and tools.
@@ -57,8 +70,9 @@ class HttpTransport;  // http_api_client.cc
 
 class HttpApiClient final : public ApiClient {
  public:
-  // Fails with kBadRequest for a malformed base URL (only "http://host[:port][/]" is accepted) and
-  // kUnavailable if the host does not resolve. Starts the I/O threads.
+  // Fails with kBadRequest for a malformed base URL (only "http[s]://host[:port][/]" is accepted),
+  // kInvalid if the TLS material does not load, kUnavailable if the host does not resolve. Starts
+  // the I/O threads.
   static Result<std::unique_ptr<HttpApiClient>> Create(HttpApiClientOptions options);
 
   HttpApiClient(const HttpApiClient&) = delete;

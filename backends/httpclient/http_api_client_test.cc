@@ -173,7 +173,8 @@ class EventLog {
 };
 
 TEST(HttpApiClientTest, RejectsMalformedBaseUrl) {
-  for (const char* url : {"https://127.0.0.1:1", "127.0.0.1:80", "http://", "http://h:x", "http://h/p"}) {
+  for (const char* url : {"ftp://127.0.0.1:1", "127.0.0.1:80", "http://", "http://h:x", "http://h/p",
+                          "https://", "https://[::1", "https://[::1]x", "http://h:"}) {
     HttpApiClientOptions o;
     o.base_url = url;
     EXPECT_EQ(HttpApiClient::Create(o).status().code(), Code::kBadRequest) << url;

@@ -102,6 +102,7 @@ Result<ClientConfig> LoadKubeconfig(const std::string& path, const std::string& 
     }
     c.insecure_skip_tls_verify =
         cluster["insecure-skip-tls-verify"] && cluster["insecure-skip-tls-verify"].as<bool>();
+    c.tls_server_name = Str(cluster, "tls-server-name");
     const std::string user_name = Str(ctx, "user");
     if (!user_name.empty()) {
       const YAML::Node user = Named(root, "users", user_name)["user"];

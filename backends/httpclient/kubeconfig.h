@@ -3,9 +3,10 @@
 //
 // LoadKubeconfig: YAML (yaml-cpp) with clusters/users/contexts and current-context; `context`
 // (--context) overrides current-context. From the chosen context's cluster: server, certificate-
-// authority / certificate-authority-data, insecure-skip-tls-verify; from its user: token, tokenFile,
-// client-certificate(-data), client-key(-data). Relative file paths are relative to the kubeconfig's
-// directory, as kubectl resolves them. Errors (kInvalid / kNotFound) name the file and the entry.
+// authority / certificate-authority-data, insecure-skip-tls-verify, tls-server-name; from its user:
+// token, tokenFile, client-certificate(-data), client-key(-data). Relative file paths are relative
+// to the kubeconfig's directory, as kubectl resolves them. Errors (kInvalid / kNotFound) name the file and
+// the entry.
 //
 // InClusterConfig: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT, the token and ca.crt under
 // /var/run/secrets/kubernetes.io/serviceaccount/ (or `root`); kNotFound when not in a cluster.
@@ -28,6 +29,7 @@ struct ClientConfig {
   std::string client_key_file;
   std::string client_key_data;
   bool insecure_skip_tls_verify = false;
+  std::string tls_server_name;  // the name the server's certificate must carry, if not the URL's host
   std::string source;  // "kubeconfig FILE (context X)" or "in-cluster", for logs
 };
 

@@ -6,6 +6,7 @@
 #include <openssl/ssl.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
@@ -13,16 +14,20 @@
 #include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 
 #include "backends/http/http_server.h"
 #include "backends/http/thread_executor.h"
 #include "backends/http/token_auth.h"
+#include "backends/httpclient/http_api_client.h"
 #include "engine/rng.h"
 #include "fakes/mem_store.h"
 #include "registry/registry.h"
@@ -399,6 +404,174 @@ TEST(TlsClientContext, RefusesACertificateWithoutItsKey) {
   TlsClientConfig bad_ca;
   bad_ca.ca_data = "not a certificate";
   EXPECT_FALSE(NewTlsClientContext(bad_ca).ok());
+}
+
+// --- HttpApiClient (backends/httpclient) over HTTPS against the same server. ---
+
+using PodResult = Result<std::shared_ptr<const Pod>>;
+
+Pod MakePod(const std::string& name) {
+  Pod pod;
+  pod.metadata.name = name;
+  pod.metadata.namespace_ = "default";
+  pod.metadata.labels = {{"app", "web"}};
+  pod.spec.containers.push_back(Container{"c", "nginx", {}, {}});
+  return pod;
+}
+
+class HttpApiClientOverTlsTest : public TlsServerTest {
+ protected:
+  std::unique_ptr<HttpApiClient> NewClient(TlsClientConfig tls, const std::string& token = "",
+                                           const std::string& host = "127.0.0.1") {
+    HttpApiClientOptions o;
+    o.base_url = "https://" + host + ":" + std::to_string(port());
+    o.tls = std::move(tls);
+    o.bearer_token = token;
+    Result<std::unique_ptr<HttpApiClient>> c = HttpApiClient::Create(std::move(o));
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(c).value() : nullptr;
+  }
+  static PodResult Get(HttpApiClient& c, const std::string& name) {
+    std::promise<PodResult> p;
+    c.pods().Get("default", name, [&](PodResult r) { p.set_value(std::move(r)); });
+    return p.get_future().get();
+  }
+  static PodResult Create(HttpApiClient& c, const std::string& name) {
+    std::promise<PodResult> p;
+    c.pods().Create("default", MakePod(name), [&](PodResult r) { p.set_value(std::move(r)); });
+    return p.get_future().get();
+  }
+};
+
+TEST_F(HttpApiClientOverTlsTest, RequestsAndWatchesOverHttpsWithAToken) {
+  TokenAuthenticator tokens;
+  tokens.Add("s3cret", TokenUser{"bob", "", {}});
+  StartServer([&](HttpServerOptions& o) { o.authenticator = &tokens; });
+  std::unique_ptr<HttpApiClient> client = NewClient(Trusting("good"), "s3cret");
+  ASSERT_NE(client, nullptr);
+  std::promise<std::string> added;
+  std::atomic<bool> seen{false};
+  std::unique_ptr<ApiWatch> watch =
+      client->pods().Watch("default", ListOptions{}, "", [&](const ApiWatchEvent<Pod>& ev) {
+        if (ev.type == ApiWatchEvent<Pod>::Type::kAdded && !seen.exchange(true)) {
+          added.set_value(ev.object->metadata.name);
+        }
+      });
+  PodResult created = Create(*client, "tls-pod");
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  for (int i = 0; i < 20; ++i) {  // the keep-alive pool carries them over TLS
+    PodResult got = Get(*client, "tls-pod");
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ((*got)->metadata.name, "tls-pod");
+  }
+  std::future<std::string> name = added.get_future();
+  ASSERT_EQ(name.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_EQ(name.get(), "tls-pod");
+  watch.reset();
+  // The same server by name: the certificate names localhost too.
+  std::unique_ptr<HttpApiClient> by_name = NewClient(Trusting("good"), "s3cret", "localhost");
+  EXPECT_TRUE(Get(*by_name, "tls-pod").ok());
+  // Without the token: 401 as kUnauthorized.
+  std::unique_ptr<HttpApiClient> anonymous = NewClient(Trusting("good"));
+  EXPECT_EQ(Get(*anonymous, "tls-pod").status().code(), Code::kUnauthorized);
+}
+
+TEST_F(HttpApiClientOverTlsTest, ClientCertificateFromFilesOrData) {
+  StartServer([](HttpServerOptions& o) { o.client_ca_file = Cert("good", "ca.crt"); });
+  std::unique_ptr<HttpApiClient> by_files = NewClient(WithClientCert("good"));
+  EXPECT_TRUE(Create(*by_files, "by-files").ok());
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  TlsClientConfig data;
+  data.ca_data = read(Cert("good", "ca.crt"));
+  data.cert_data = read(Cert("good", "client.crt"));
+  data.key_data = read(Cert("good", "client.key"));
+  std::unique_ptr<HttpApiClient> by_data = NewClient(data);
+  PodResult got = Get(*by_data, "by-files");
+  EXPECT_TRUE(got.ok()) << got.status().ToString();
+}
+
+TEST_F(HttpApiClientOverTlsTest, RefusesAnUntrustedServerOrAnotherHostName) {
+  StartServer(nullptr, "wronghost");  // SANs: DNS:other.example only
+  std::unique_ptr<HttpApiClient> untrusted = NewClient(Trusting("good"));
+  PodResult r = Get(*untrusted, "x");
+  EXPECT_EQ(r.status().code(), Code::kUnavailable);
+  EXPECT_NE(r.status().message().find("certificate verify failed"), std::string::npos)
+      << r.status().ToString();
+  std::unique_ptr<HttpApiClient> wrong_ip = NewClient(Trusting("wronghost"));
+  r = Get(*wrong_ip, "x");
+  EXPECT_EQ(r.status().code(), Code::kUnavailable);
+  EXPECT_NE(r.status().message().find("IP address mismatch"), std::string::npos) << r.status().ToString();
+  // A watch fails the same way: one kError event.
+  std::promise<Status> failed;
+  std::unique_ptr<ApiWatch> watch =
+      wrong_ip->pods().Watch("default", ListOptions{}, "", [&](const ApiWatchEvent<Pod>& ev) {
+        if (ev.type == ApiWatchEvent<Pod>::Type::kError) failed.set_value(ev.error);
+      });
+  std::future<Status> err = failed.get_future();
+  ASSERT_EQ(err.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_NE(err.get().message().find("IP address mismatch"), std::string::npos);
+  watch.reset();
+  TlsClientConfig named = Trusting("wronghost");
+  named.server_name = "other.example";
+  std::unique_ptr<HttpApiClient> right_name = NewClient(named);
+  EXPECT_EQ(Get(*right_name, "x").status().code(), Code::kNotFound);
+  TlsClientConfig insecure;
+  insecure.insecure_skip_verify = true;
+  std::unique_ptr<HttpApiClient> skipping = NewClient(insecure);
+  EXPECT_EQ(Get(*skipping, "x").status().code(), Code::kNotFound);
+}
+
+TEST_F(HttpApiClientOverTlsTest, BadTlsMaterialIsRefusedAtCreate) {
+  StartServer();
+  HttpApiClientOptions o;
+  o.base_url = "https://127.0.0.1:" + std::to_string(port());
+  o.tls.ca_file = g_certs + "/missing-ca.crt";
+  Result<std::unique_ptr<HttpApiClient>> c = HttpApiClient::Create(o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::kInvalid);
+  EXPECT_NE(c.status().message().find("missing-ca.crt"), std::string::npos) << c.status().ToString();
+}
+
+TEST_F(HttpApiClientOverTlsTest, QpsAndBurstSpaceRequests) {
+  StartServer();
+  HttpApiClientOptions o;
+  o.base_url = "https://127.0.0.1:" + std::to_string(port());
+  o.tls = Trusting("good");
+  o.qps = 20;
+  o.burst = 3;
+  Result<std::unique_ptr<HttpApiClient>> c = HttpApiClient::Create(o);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const auto start = std::chrono::steady_clock::now();
+  // 3 at once, then one per 50 ms: the 8th is sent no earlier than 250 ms after the first.
+  std::vector<std::future<PodResult>> results;
+  std::vector<std::promise<PodResult>> promises(8);
+  for (auto& p : promises) {
+    results.push_back(p.get_future());
+    (*c)->pods().Get("default", "none", [&p](PodResult r) { p.set_value(std::move(r)); });
+  }
+  for (auto& f : results) EXPECT_EQ(f.get().status().code(), Code::kNotFound);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(250));
+  // Destroying the client with requests still waiting for the limiter completes them at once.
+  std::vector<std::promise<PodResult>> waiting(40);
+  std::vector<std::future<PodResult>> waited;
+  for (auto& p : waiting) {
+    waited.push_back(p.get_future());
+    (*c)->pods().Get("default", "none", [&p](PodResult r) { p.set_value(std::move(r)); });
+  }
+  const auto before_close = std::chrono::steady_clock::now();
+  c->reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - before_close, std::chrono::milliseconds(1500));
+  int shut_down = 0;
+  for (auto& f : waited) {
+    const Result<std::shared_ptr<const Pod>> r = f.get();
+    if (r.status().code() == Code::kUnavailable) ++shut_down;
+  }
+  EXPECT_GT(shut_down, 0);
 }
 
 }  // namespace

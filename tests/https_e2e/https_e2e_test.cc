@@ -1,7 +1,8 @@
 // End to end over HTTPS: a real etcd, the apiserver binary with --tls-cert-file, --client-ca-file and
 // --token-auth-file, certificates and a kubeconfig from scripts/make-certs, driven by the installed
 // kubectl (with a token, with client certificate files, with inline -data fields) and the Debian
-// python3-kubernetes client. Skipped (with a message) only when kubectl is absent.
+// python3-kubernetes client, and the controller-manager reconciling through the kubeconfig. Skipped (with a
+// message) only when kubectl is absent.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -135,8 +136,7 @@ std::string ReadFile(const std::string& path) {
 }
 
 // Polls `pred` every 100 ms until it holds or `timeout` passes.
-[[maybe_unused]] bool Eventually(const std::function<bool()>& pred,
-                                 SteadyClock::duration timeout = std::chrono::seconds(60)) {
+bool Eventually(const std::function<bool()>& pred, SteadyClock::duration timeout = std::chrono::seconds(60)) {
   const auto until = SteadyClock::now() + timeout;
   while (!pred()) {
     if (SteadyClock::now() > until) return false;
@@ -325,6 +325,50 @@ TEST_F(HttpsE2eTest, PythonClientWithATokenAndWithAClientCertificate) {
     EXPECT_NE(py.output.find("RCS web"), std::string::npos) << py.output;
     EXPECT_NE(py.output.find("EVENT ADDED py-" + context), std::string::npos) << py.output;
   }
+}
+
+// The controller-manager with only --kubeconfig (HTTPS; the token, then the client certificate inline)
+// and no etcd flag converges a replication controller and follows a scale.
+TEST_F(HttpsE2eTest, ControllerManagerReconcilesOverHttps) {
+  auto pods = [&]() -> int {
+    CommandResult r = K("rcsim", {"get", "pods", "-l", "app=web", "-o", "name"});
+    if (r.code != 0) return -1;
+    int n = 0;
+    for (size_t p = 0; (p = r.output.find("pod/", p)) != std::string::npos; ++p) ++n;
+    return n;
+  };
+  int round = 0;
+  for (const std::string context : {"rcsim", "rcsim-data"}) {
+    SCOPED_TRACE(context);
+    std::unique_ptr<Child> manager =
+        Child::Spawn({RCSIM_CONTROLLER_MANAGER_BINARY, "--kubeconfig=" + kubeconfig_, "--context=" + context,
+                      "--leader-elect=false", "--port=-1", "--resync=1"});
+    ASSERT_NE(manager, nullptr);
+    ASSERT_TRUE(manager->WaitFor("controller-manager running")) << manager->output();
+    const int replicas = round == 0 ? 3 : 1;
+    WriteFile(dir_ + "/rc.yaml", RcYaml(replicas));
+    CommandResult apply = K("rcsim", {"apply", "-f", dir_ + "/rc.yaml"});
+    ASSERT_EQ(apply.code, 0) << apply.output;
+    EXPECT_TRUE(Eventually([&] { return pods() == replicas; })) << pods() << " pods\n" << manager->output();
+    if (round == 0) {
+      CommandResult scale = K("rcsim-cert", {"scale", "rc", "web", "--replicas=5"});
+      ASSERT_EQ(scale.code, 0) << scale.output;
+      EXPECT_TRUE(Eventually([&] { return pods() == 5; })) << pods() << " pods\n" << manager->output();
+    }
+    manager->Terminate();
+    EXPECT_EQ(manager->Wait(), 0) << manager->output();
+    ++round;
+  }
+  // A manager that does not trust the server's CA says why and does not act.
+  std::string text = ReadFile(kubeconfig_);
+  const std::string ca_line = "certificate-authority: ca.crt";
+  text.replace(text.find(ca_line), ca_line.size(), "certificate-authority: " + dir_ + "/other/ca.crt");
+  WriteFile(dir_ + "/untrusting.kubeconfig", text);
+  std::unique_ptr<Child> untrusting =
+      Child::Spawn({RCSIM_CONTROLLER_MANAGER_BINARY, "--kubeconfig=" + dir_ + "/untrusting.kubeconfig",
+                    "--leader-elect=false", "--port=-1"});
+  ASSERT_NE(untrusting, nullptr);
+  EXPECT_TRUE(untrusting->WaitFor("certificate verify failed")) << untrusting->output();
 }
 
 }  // namespace
