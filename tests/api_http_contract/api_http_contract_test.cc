@@ -1,6 +1,10 @@
 // The ApiClient contract suite over HTTP: HttpApiClient -> apps/apiserver (a real process) -> a real
 // etcd (tests/etcd_fixture). One etcd and one apiserver serve every test of the process; each test
 // gets its own namespace. Compact() compacts etcd through its JSON gateway (/v3/kv/compaction).
+// The suite runs three times: over plain HTTP (Http), and over HTTPS (Https) with the certificates and
+// kubeconfig of scripts/make-certs, once with its token (context rcsim) and once with its client
+// certificate inline (context rcsim-data), the client configured from the kubeconfig as the
+// controller-manager is.
 //
 // Known differences from the in-process suite (server bugs, owned by backends/http), as of 15:30 UTC:
 // - ListByLabelSelectorAndFieldSelector fails: GET ...?fieldSelector=metadata.name%3Dmissing gets no
@@ -12,7 +16,10 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -21,6 +28,7 @@
 #include <thread>
 
 #include "backends/httpclient/http_api_client.h"
+#include "backends/httpclient/kubeconfig.h"
 #include "tests/api_http_contract/apiserver_process.h"
 #include "tests/contract/api_contract.h"
 #include "tests/etcd_fixture/etcd_process.h"
@@ -36,7 +44,11 @@ namespace {
 // PR_SET_PDEATHSIG requires) and stopped by the test environment's TearDown.
 class HttpStack : public ::testing::Environment {
  public:
+  explicit HttpStack(bool https) : https_(https) {}
   static HttpStack* Instance() { return instance_; }
+  static HttpStack* TlsInstance() { return tls_instance_; }
+  // The kubeconfig of scripts/make-certs naming this stack's server (https only; after Url()).
+  const std::string& kubeconfig() const { return kubeconfig_; }
 
   // The apiserver's URL, starting the stack on first use; an error if it cannot start.
   Result<std::string> Url() {
@@ -52,6 +64,7 @@ class HttpStack : public ::testing::Environment {
   void TearDown() override {
     apiserver_.reset();
     etcd_.reset();
+    if (!certs_.empty()) std::system(("rm -rf " + certs_).c_str());
   }
 
  private:
@@ -63,13 +76,37 @@ class HttpStack : public ::testing::Environment {
     ApiServerProcessOptions o;
     o.binary = RCSIM_APISERVER_BINARY;
     o.etcd_servers = etcd_url_;
+    if (https_) {
+      char tmpl[] = "/tmp/rcsim-contract-certs-XXXXXX";
+      if (mkdtemp(tmpl) == nullptr) return Status(Code::kInternal, "mkdtemp failed");
+      certs_ = tmpl;
+      o.certs_dir = certs_ + "/certs";
+      const std::string cmd = std::string(RCSIM_MAKE_CERTS) + " " + o.certs_dir +
+                              " --server https://127.0.0.1:PORT --user contract 2>/dev/null";
+      if (std::system(cmd.c_str()) != 0) return Status(Code::kInternal, "failed: " + cmd);
+    }
     auto api = ApiServerProcess::Start(o);
     if (!api.ok()) return api.status();
     apiserver_ = std::move(api).value();
+    if (https_) {  // the kubeconfig names the real port
+      kubeconfig_ = o.certs_dir + "/kubeconfig";
+      std::ifstream in(kubeconfig_);
+      std::stringstream text;
+      text << in.rdbuf();
+      std::string k = text.str();
+      for (size_t p; (p = k.find("https://127.0.0.1:PORT")) != std::string::npos;) {
+        k.replace(p, 22, apiserver_->url());
+      }
+      std::ofstream(kubeconfig_) << k;
+    }
     return Status::Ok();
   }
 
   static HttpStack* const instance_;
+  static HttpStack* const tls_instance_;
+  const bool https_;
+  std::string certs_;
+  std::string kubeconfig_;
   bool started_ = false;
   Status status_;
   std::unique_ptr<EtcdProcess> etcd_;
@@ -79,7 +116,9 @@ class HttpStack : public ::testing::Environment {
 
 // gtest owns and deletes registered environments.
 HttpStack* const HttpStack::instance_ =
-    static_cast<HttpStack*>(::testing::AddGlobalTestEnvironment(new HttpStack));
+    static_cast<HttpStack*>(::testing::AddGlobalTestEnvironment(new HttpStack(/*https=*/false)));
+HttpStack* const HttpStack::tls_instance_ =
+    static_cast<HttpStack*>(::testing::AddGlobalTestEnvironment(new HttpStack(/*https=*/true)));
 
 Result<HttpReply> PostSync(HttpApiClient& client, const std::string& target, std::string body) {
   std::mutex mu;
@@ -95,17 +134,45 @@ Result<HttpReply> PostSync(HttpApiClient& client, const std::string& target, std
   return std::move(*reply);
 }
 
-class HttpApiHarness {
+// The client options of a kubeconfig context, as the controller-manager builds them.
+HttpApiClientOptions FromKubeconfig(const std::string& path, const std::string& context) {
+  HttpApiClientOptions o;
+  Result<ClientConfig> c = LoadKubeconfig(path, context);
+  if (!c.ok()) {
+    ADD_FAILURE() << c.status().ToString();
+    o.base_url = "http://127.0.0.1:1";
+    return o;
+  }
+  o.base_url = c->server;
+  o.bearer_token = c->token;
+  o.tls.ca_file = c->ca_file;
+  o.tls.ca_data = c->ca_data;
+  o.tls.cert_file = c->client_cert_file;
+  o.tls.cert_data = c->client_cert_data;
+  o.tls.key_file = c->client_key_file;
+  o.tls.key_data = c->client_key_data;
+  o.tls.insecure_skip_verify = c->insecure_skip_tls_verify;
+  o.tls.server_name = c->tls_server_name;
+  return o;
+}
+
+// kContext empty: plain HTTP, no credentials; else HTTPS through that context of the kubeconfig.
+template <const char* kContext>
+class HttpApiHarnessT {
  public:
-  HttpApiHarness() {
-    Result<std::string> url = HttpStack::Instance()->Url();
+  HttpApiHarnessT() {
+    const bool https = kContext[0] != '\0';
+    HttpStack* stack = https ? HttpStack::TlsInstance() : HttpStack::Instance();
+    Result<std::string> url = stack->Url();
     HttpApiClientOptions o;
     if (url.ok()) {
-      o.base_url = *url;
+      o = https ? FromKubeconfig(stack->kubeconfig(), kContext) : HttpApiClientOptions{};
+      if (!https) o.base_url = *url;
     } else {
       ADD_FAILURE() << "cannot start etcd + apiserver: " << url.status().ToString();
       o.base_url = "http://127.0.0.1:1";  // every call then fails fast with kUnavailable
     }
+    etcd_url_ = stack->etcd_url();
     auto client = HttpApiClient::Create(o);
     if (!client.ok()) ADD_FAILURE() << client.status().ToString();
     client_ = std::move(client).value();
@@ -124,8 +191,9 @@ class HttpApiHarness {
 
   // A fresh namespace, created first: the apiserver refuses objects in a namespace that does not exist.
   std::string ns() {
-    static int counter = 0;
-    const std::string name = "http-contract-" + std::to_string(++counter);
+    static int counter = 0;  // one per harness type: the context names the namespace too
+    const std::string name = std::string("http-contract-") + (kContext[0] ? kContext : "plain") + "-" +
+                             std::to_string(++counter);
     Result<HttpReply> r =
         PostSync(*client_, "/api/v1/namespaces",
                  R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + name + R"("}})");
@@ -139,7 +207,7 @@ class HttpApiHarness {
   // Compacts etcd at its current revision through the v3 JSON gateway.
   bool Compact() {
     HttpApiClientOptions o;
-    o.base_url = HttpStack::Instance()->etcd_url();
+    o.base_url = etcd_url_;
     auto etcd = HttpApiClient::Create(o);
     if (!etcd.ok()) return false;
     Result<HttpReply> range = PostSync(**etcd, "/v3/kv/range", R"({"key":"AA=="})");
@@ -154,9 +222,19 @@ class HttpApiHarness {
 
  private:
   std::unique_ptr<HttpApiClient> client_;
+  std::string etcd_url_;
 };
 
+constexpr char kPlain[] = "";
+constexpr char kTokenContext[] = "rcsim";
+constexpr char kCertContext[] = "rcsim-data";
+using HttpApiHarness = HttpApiHarnessT<kPlain>;
+using HttpsTokenHarness = HttpApiHarnessT<kTokenContext>;
+using HttpsClientCertHarness = HttpApiHarnessT<kCertContext>;
+
 INSTANTIATE_TYPED_TEST_SUITE_P(Http, ApiContractTest, ::testing::Types<HttpApiHarness>);
+using HttpsHarnesses = ::testing::Types<HttpsTokenHarness, HttpsClientCertHarness>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Https, ApiContractTest, HttpsHarnesses);
 
 }  // namespace
 }  // namespace rcsim

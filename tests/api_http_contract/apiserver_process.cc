@@ -72,6 +72,14 @@ Status ApiServerProcess::Launch() {
     args.push_back("--token-file");
     args.push_back(token_path);
   }
+  if (!options_.certs_dir.empty()) {
+    for (const auto& [flag, file] : {std::pair{"--tls-cert-file=", "server.crt"},
+                                     std::pair{"--tls-private-key-file=", "server.key"},
+                                     std::pair{"--client-ca-file=", "ca.crt"},
+                                     std::pair{"--token-auth-file=", "tokens.csv"}}) {
+      args.push_back(flag + options_.certs_dir + "/" + file);
+    }
+  }
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -105,6 +113,10 @@ Status ApiServerProcess::WaitReady() {
   HttpApiClientOptions o;
   o.base_url = url();
   o.bearer_token = options_.bearer_token;
+  if (!options_.certs_dir.empty()) {
+    o.tls.ca_file = options_.certs_dir + "/ca.crt";
+    std::ifstream(options_.certs_dir + "/token") >> o.bearer_token;  // GET /version needs a token
+  }
   o.request_timeout = std::chrono::seconds(2);
   o.connect_timeout = std::chrono::seconds(1);
   auto client = HttpApiClient::Create(o);
@@ -169,7 +181,9 @@ ApiServerProcess::~ApiServerProcess() {
   }
 }
 
-std::string ApiServerProcess::url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+std::string ApiServerProcess::url() const {
+  return (options_.certs_dir.empty() ? "http://127.0.0.1:" : "https://127.0.0.1:") + std::to_string(port_);
+}
 
 std::string ApiServerProcess::LogTail() const {
   std::ifstream in(log_path_);

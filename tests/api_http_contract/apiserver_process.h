@@ -30,6 +30,9 @@ struct ApiServerProcessOptions {
   Duration start_timeout = std::chrono::seconds(30);
   Duration stop_timeout = std::chrono::seconds(10);
   std::vector<std::string> extra_args;  // appended to the command line, e.g. "--max-connections=600"
+  // Non-empty: a folder made by scripts/make-certs; the server serves HTTPS with its server
+  // certificate, client certificates from its CA and the tokens of its tokens.csv.
+  std::string certs_dir;
 };
 
 class ApiServerProcess {
@@ -48,7 +51,7 @@ class ApiServerProcess {
   Status Restart();
   bool running() const { return pid_ > 0; }
 
-  // "http://127.0.0.1:<port>"
+  // "http://127.0.0.1:<port>" ("https://" with certs_dir)
   std::string url() const;
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
