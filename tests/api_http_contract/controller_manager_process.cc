@@ -40,6 +40,12 @@ ControllerManagerProcess::ControllerManagerProcess(const std::string& binary,
                    [](const std::string& f) { return f.starts_with("--port"); })) {
     args.push_back("--port=0");
   }
+  // No client-side rate limit unless the test sets one: the tests measure the manager under faults,
+  // not kube-controller-manager's default 20 requests per second.
+  if (std::none_of(flags.begin(), flags.end(),
+                   [](const std::string& f) { return f.starts_with("--kube-api-qps"); })) {
+    args.push_back("--kube-api-qps=-1");
+  }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -1,7 +1,7 @@
 // A real apps/controller-manager process, for end-to-end and fault tests.
 //
 // The constructor launches `binary flags...` (plus --port=0 unless a --port flag is given, so several
-// managers can run at once) with stdout/stderr in a temp log; it does not wait for anything (poll
+// managers can run at once, and --kube-api-qps=-1 unless that flag is given: no client rate limit) with stdout/stderr in a temp log; it does not wait for anything (poll
 // Log() or StatusUrl()). Kill() is a crash (SIGKILL); the destructor kills a process still running and
 // removes the log. The child gets PR_SET_PDEATHSIG(SIGKILL), tied to the starting thread: start it from
 // the test's main thread.
