@@ -269,6 +269,14 @@ int Main(int argc, char** argv) {
     Result<RangeResponse> r = etcd->Range(probe);
     return r.ok() ? Status::Ok() : Status(Code::kUnavailable, r.status().message());
   };
+  // What an operator alerts on: stored values that do not decode (skipped by lists and watches).
+  options.metrics = [&registry]() -> std::string {
+    return "# HELP apiserver_storage_malformed_values_total Stored values under /registry/ that did not "
+           "decode and were skipped.\n"
+           "# TYPE apiserver_storage_malformed_values_total counter\n"
+           "apiserver_storage_malformed_values_total " +
+           std::to_string(registry.malformed_values()) + "\n";
+  };
   std::mutex log_mu;
   registry.set_log([&log_mu](std::string_view line) {
     std::lock_guard<std::mutex> lock(log_mu);

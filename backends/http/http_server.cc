@@ -209,6 +209,19 @@ class Session : public std::enable_shared_from_this<Session> {
       });
       return;
     }
+    if (server_->options.metrics && req.method() == http::verb::get &&
+        AsStd(req.target()).substr(0, AsStd(req.target()).find('?')) == "/metrics") {
+      net::post(*server_->workers, [self = shared_from_this()] {
+        ApiOutcome out;
+        out.response.status = 200;
+        out.response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+        out.response.body = self->server_->options.metrics();
+        auto ex = self->stream_.get_executor();
+        self->server_->gate->Post(
+            ex, [self, out = std::move(out)]() mutable { self->OnHandled(std::move(out)); });
+      });
+      return;
+    }
     HttpRequest r;
     r.method = std::string(req.method_string());
     r.target = std::string(req.target());

@@ -47,6 +47,9 @@ struct HttpServerOptions {
   // When set, GET /readyz runs it (on a worker thread): 200 "ok" if OK, else 503 with the reason
   // (the apiserver: etcd answers).
   std::function<Status()> readiness;
+  // When set, GET /metrics answers 200 with its text (Prometheus exposition format); run on a worker
+  // thread. It needs a token like any path but the health ones.
+  std::function<std::string()> metrics;
   std::size_t max_body_bytes = 3 << 20;  // larger request bodies get 413
   int io_threads = 2;
   int worker_threads = 8;
