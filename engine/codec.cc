@@ -107,21 +107,24 @@ json PodSpecToJson(const PodSpec& spec) {
   return j;
 }
 
+// Pod and controller conditions share their fields.
+json ConditionsToJson(const std::vector<PodCondition>& conditions) {
+  json arr = json::array();
+  for (const auto& c : conditions) {
+    json cj = {{"type", c.type}, {"status", c.status}};
+    if (c.last_transition_time) cj["lastTransitionTime"] = FormatRfc3339(*c.last_transition_time);
+    PutIfNotEmpty(cj, "reason", c.reason);
+    PutIfNotEmpty(cj, "message", c.message);
+    PutUnknown(cj, c.unknown_fields);
+    arr.push_back(std::move(cj));
+  }
+  return arr;
+}
+
 json PodStatusToJson(const PodStatus& s) {
   json j = json::object();
   PutIfNotEmpty(j, "phase", s.phase);
-  if (!s.conditions.empty()) {
-    json arr = json::array();
-    for (const auto& c : s.conditions) {
-      json cj = {{"type", c.type}, {"status", c.status}};
-      if (c.last_transition_time) cj["lastTransitionTime"] = FormatRfc3339(*c.last_transition_time);
-      PutIfNotEmpty(cj, "reason", c.reason);
-      PutIfNotEmpty(cj, "message", c.message);
-      PutUnknown(cj, c.unknown_fields);
-      arr.push_back(std::move(cj));
-    }
-    j["conditions"] = std::move(arr);
-  }
+  if (!s.conditions.empty()) j["conditions"] = ConditionsToJson(s.conditions);
   if (!s.container_statuses.empty()) {
     json arr = json::array();
     for (const auto& c : s.container_statuses) {
@@ -296,6 +299,19 @@ class Decoder {
            });
   }
 
+  // The "conditions" array of a pod or controller status.
+  bool Conditions(const json& j, const std::string& path, std::vector<PodCondition>* out) {
+    return Array(j, "conditions", path, [&](const json& e, const std::string& ep) {
+      PodCondition c;
+      bool ok = String(e, "type", ep, &c.type) && String(e, "status", ep, &c.status) &&
+                Time(e, "lastTransitionTime", ep, &c.last_transition_time) &&
+                String(e, "reason", ep, &c.reason) && String(e, "message", ep, &c.message);
+      c.unknown_fields = CollectUnknown(e, {"type", "status", "lastTransitionTime", "reason", "message"});
+      if (ok) out->push_back(std::move(c));
+      return ok;
+    });
+  }
+
   bool PodStatusFrom(const json& j, const std::string& path, PodStatus* s) {
     if (!Object(j, path)) return false;
     s->phase.clear();
@@ -305,18 +321,7 @@ class Decoder {
     if (s->phase.empty()) s->phase = phase::kPending;
     s->unknown_fields = CollectUnknown(
         j, {"phase", "conditions", "containerStatuses", "hostIP", "podIP", "reason", "message", "startTime"});
-    return ok &&
-           Array(j, "conditions", path,
-                 [&](const json& e, const std::string& ep) {
-                   PodCondition c;
-                   bool ok2 = String(e, "type", ep, &c.type) && String(e, "status", ep, &c.status) &&
-                              Time(e, "lastTransitionTime", ep, &c.last_transition_time) &&
-                              String(e, "reason", ep, &c.reason) && String(e, "message", ep, &c.message);
-                   c.unknown_fields =
-                       CollectUnknown(e, {"type", "status", "lastTransitionTime", "reason", "message"});
-                   if (ok2) s->conditions.push_back(std::move(c));
-                   return ok2;
-                 }) &&
+    return ok && Conditions(j, path, &s->conditions) &&
            Array(j, "containerStatuses", path, [&](const json& e, const std::string& ep) {
              ContainerStatus c;
              bool ok2 = String(e, "name", ep, &c.name) && Bool(e, "ready", ep, &c.ready) &&
@@ -399,6 +404,7 @@ nlohmann::json ControllerToJson(const ReplicationController& rc) {
   if (rc.status.ready_replicas) status["readyReplicas"] = rc.status.ready_replicas;
   if (rc.status.available_replicas) status["availableReplicas"] = rc.status.available_replicas;
   if (rc.status.observed_generation) status["observedGeneration"] = rc.status.observed_generation;
+  if (!rc.status.conditions.empty()) status["conditions"] = ConditionsToJson(rc.status.conditions);
   PutUnknown(status, rc.status.unknown_fields);
   json j{{"kind", "ReplicationController"},
          {"apiVersion", "v1"},
@@ -433,6 +439,7 @@ int HttpCodeOf(Code code) {
     case Code::kTimeout: return 504;
     case Code::kUnavailable: return 503;
     case Code::kUnauthorized: return 401;
+    case Code::kForbidden: return 403;
     case Code::kRequestTooLarge: return 413;
     case Code::kMethodNotAllowed: return 405;
     case Code::kInternal: return 500;
@@ -454,6 +461,7 @@ const char* ReasonOf(Code code) {
     case Code::kTimeout: return "Timeout";
     case Code::kUnavailable: return "ServiceUnavailable";
     case Code::kUnauthorized: return "Unauthorized";
+    case Code::kForbidden: return "Forbidden";
     case Code::kRequestTooLarge: return "RequestEntityTooLarge";
     case Code::kMethodNotAllowed: return "MethodNotAllowed";
     case Code::kInternal: return "InternalError";
@@ -521,9 +529,10 @@ Result<ReplicationController> ControllerFromJson(const nlohmann::json& j) {
         d.Integer(*s, "fullyLabeledReplicas", p, &rc.status.fully_labeled_replicas) &&
         d.Integer(*s, "readyReplicas", p, &rc.status.ready_replicas) &&
         d.Integer(*s, "availableReplicas", p, &rc.status.available_replicas) &&
-        d.Integer(*s, "observedGeneration", p, &rc.status.observed_generation);
-    rc.status.unknown_fields = CollectUnknown(
-        *s, {"replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration"});
+        d.Integer(*s, "observedGeneration", p, &rc.status.observed_generation) &&
+        d.Conditions(*s, p, &rc.status.conditions);
+    rc.status.unknown_fields = CollectUnknown(*s, {"replicas", "fullyLabeledReplicas", "readyReplicas",
+                                                   "availableReplicas", "observedGeneration", "conditions"});
   }
   if (!d.error.ok()) return d.error;
   rc.unknown_fields = CollectUnknown(j, {"kind", "apiVersion", "metadata", "spec", "status"});

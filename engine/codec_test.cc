@@ -55,9 +55,15 @@ TEST(CodecTest, ControllerRoundTrips) {
   rc.status.replicas = 5;
   rc.status.ready_replicas = 4;
   rc.status.observed_generation = 3;
+  rc.status.conditions.push_back(
+      {kReplicaFailure, "True", ParseRfc3339("2014-06-06T00:00:03Z"), "FailedCreate", "exceeded quota"});
   auto back = DecodeController(EncodeController(rc));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, rc);
+  auto j = ControllerToJson(rc);
+  EXPECT_EQ(j["status"]["conditions"][0]["type"], "ReplicaFailure");
+  EXPECT_EQ(j["status"]["conditions"][0]["reason"], "FailedCreate");
+  EXPECT_EQ(j["status"]["conditions"][0]["lastTransitionTime"], "2014-06-06T00:00:03Z");
 }
 
 TEST(CodecTest, WrongTypeNamesTheField) {

@@ -39,6 +39,31 @@ Pod PodFromTemplate(const ReplicationController& rc) {
   return pod;
 }
 
+std::vector<ReplicationControllerCondition> WithReplicaFailure(
+    const std::vector<ReplicationControllerCondition>& conditions, const Status& manage_error,
+    std::string_view reason, TimePoint now) {
+  std::vector<ReplicationControllerCondition> out;
+  out.reserve(conditions.size() + 1);
+  bool present = false;
+  for (const auto& c : conditions) {
+    if (c.type == kReplicaFailure) {
+      present = true;
+      if (manage_error.ok()) continue;  // a sync whose writes succeeded clears it
+    }
+    out.push_back(c);
+  }
+  if (!manage_error.ok() && !present) {
+    ReplicationControllerCondition c;
+    c.type = kReplicaFailure;
+    c.status = "True";
+    c.last_transition_time = now;
+    c.reason = std::string(reason);
+    c.message = manage_error.message();
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 ReplicationControllerStatus ComputeStatus(const ReplicationController& rc, const std::vector<PodPtr>& claimed,
                                           TimePoint now) {
   ReplicationControllerStatus st;
@@ -69,6 +94,8 @@ struct ReplicationManager::Sync {
   std::vector<PodPtr> claimed;  // owned pods that match, including those adopted by this sync
   int pending = 0;              // API calls of the current phase not yet completed
   Status error;                 // the first failure
+  Status manage_error;          // the first failed create or delete, for the ReplicaFailure condition
+  const char* failure_reason = "";  // FailedCreate or FailedDelete
   int remaining_creates = 0;    // creates not yet issued
   int batch_size = 1;
   bool batch_failed = false;
@@ -378,7 +405,7 @@ namespace {
 // (and so blocking) the whole sync.
 bool PermanentClaimError(Code code) {
   return code == Code::kInvalid || code == Code::kBadRequest || code == Code::kRequestTooLarge ||
-         code == Code::kMethodNotAllowed || code == Code::kUnauthorized;
+         code == Code::kMethodNotAllowed || code == Code::kUnauthorized || code == Code::kForbidden;
 }
 
 constexpr int kClaimAttempts = 3;
@@ -650,6 +677,7 @@ void ReplicationManager::OnCreateDone(const SyncPtr& s, const Result<PodPtr>& r)
       expectations_.LowerCreations(s->exp_key, 1);
     }
     Fail(s, r.status());
+    ManageFailed(s, "FailedCreate", r.status());
   }
   if (--s->pending > 0) return;
   if (s->remaining_creates > 0 && !MayWrite(*s)) {
@@ -696,6 +724,7 @@ void ReplicationManager::OnDeleteDone(const SyncPtr& s, const std::string& pod_k
       expectations_.DeletionObserved(s->exp_key, pod_key);
     }
     Fail(s, r.status());
+    ManageFailed(s, "FailedDelete", r.status());
   }
   if (--s->pending > 0) return;
   UpdateStatus(s);
@@ -708,6 +737,7 @@ void ReplicationManager::UpdateStatus(const SyncPtr& s) {
   }
   const ReplicationController& rc = *s->rc;
   ReplicationControllerStatus st = ComputeStatus(rc, s->claimed, clock_->Now());
+  st.conditions = WithReplicaFailure(rc.status.conditions, s->manage_error, s->failure_reason, clock_->Now());
   if (st.ready_replicas > st.available_replicas && rc.spec.min_ready_seconds > 0) {
     queue_.AddAfter(s->key, std::chrono::seconds(rc.spec.min_ready_seconds));
   }
@@ -744,6 +774,12 @@ void ReplicationManager::UpdateStatus(const SyncPtr& s) {
                                   FinishSync(s);
                                 }));
       }));
+}
+
+void ReplicationManager::ManageFailed(const SyncPtr& s, const char* reason, const Status& status) {
+  if (!s->manage_error.ok()) return;
+  s->manage_error = status;
+  s->failure_reason = reason;
 }
 
 void ReplicationManager::Fail(const SyncPtr& s, Status status) {

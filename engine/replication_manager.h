@@ -137,6 +137,8 @@ class ReplicationManager {
   void UpdateStatus(const SyncPtr& s);
   void FinishSync(const SyncPtr& s);
   void Fail(const SyncPtr& s, Status status);
+  // Records the first failed create or delete of a sync (for the ReplicaFailure condition).
+  void ManageFailed(const SyncPtr& s, const char* reason, const Status& status);
   void Trace(const std::string& event);
 
   ManagerOptions options_;
@@ -179,6 +181,12 @@ OwnerReference ControllerOwnerRef(const ReplicationController& rc);
 // template must be set.
 Pod PodFromTemplate(const ReplicationController& rc);
 // The status of `rc` given its claimed pods at `now`.
+// The controller's conditions after a sync, as upstream's ReplicaSet controller keeps them: a failed
+// create or delete (`manage_error`) adds ReplicaFailure (reason FailedCreate/FailedDelete, the API's
+// message) unless it is already there; a sync without such a failure removes it; the others are kept.
+std::vector<ReplicationControllerCondition> WithReplicaFailure(
+    const std::vector<ReplicationControllerCondition>& conditions, const Status& manage_error,
+    std::string_view reason, TimePoint now);
 ReplicationControllerStatus ComputeStatus(const ReplicationController& rc, const std::vector<PodPtr>& claimed,
                                           TimePoint now);
 

@@ -504,6 +504,45 @@ TEST_F(ReplicationManagerTest, DeleteErrorsAreNotIgnored) {
   EXPECT_EQ(manager_->metrics().deletes, 2u);
 }
 
+// Creates refused (a quota) set ReplicaFailure with the API's message; the first sync whose creates
+// succeed removes it, as upstream's ReplicaSet controller does.
+TEST_F(ReplicationManagerTest, FailedCreatesSetReplicaFailureAndSuccessClearsIt) {
+  ReplicationController rc = MakeRc("web", 3);
+  world_.PutController(rc);
+  world_.create_errors_ = {Status(Code::kForbidden, "exceeded quota: pods=3"),
+                           Status(Code::kForbidden, "exceeded quota: pods=3")};
+  StartManager();
+  loop_.RunFor(std::chrono::milliseconds(1));
+  ASSERT_FALSE(world_.statuses_.empty());
+  const ReplicationControllerStatus& failed = world_.statuses_.back();
+  ASSERT_EQ(failed.conditions.size(), 1u);
+  EXPECT_EQ(failed.conditions[0].type, kReplicaFailure);
+  EXPECT_EQ(failed.conditions[0].status, "True");
+  EXPECT_EQ(failed.conditions[0].reason, "FailedCreate");
+  EXPECT_EQ(failed.conditions[0].message, "exceeded quota: pods=3");
+  EXPECT_TRUE(failed.conditions[0].last_transition_time.has_value());
+  Settle();
+  EXPECT_EQ(world_.ActivePodsOf("web"), 3);
+  EXPECT_TRUE(world_.statuses_.back().conditions.empty());
+}
+
+TEST_F(ReplicationManagerTest, FailedDeletesSetReplicaFailureWithReasonFailedDelete) {
+  ReplicationController rc = MakeRc("web", 1);
+  world_.PutController(rc);
+  for (int i = 0; i < 2; ++i) world_.AddPod("p" + std::to_string(i), {{"app", "web"}}, &rc);
+  world_.delete_errors_ = {Status(Code::kForbidden, "denied by admission")};
+  StartManager();
+  loop_.RunFor(std::chrono::milliseconds(1));
+  // The failed sync wrote the condition; the retry, whose delete succeeds, removes it.
+  ASSERT_FALSE(world_.statuses_.empty());
+  ASSERT_EQ(world_.statuses_.front().conditions.size(), 1u);
+  EXPECT_EQ(world_.statuses_.front().conditions[0].reason, "FailedDelete");
+  EXPECT_EQ(world_.statuses_.front().conditions[0].message, "denied by admission");
+  Settle();
+  EXPECT_EQ(world_.ActivePodsOf("web"), 1);
+  EXPECT_TRUE(world_.statuses_.back().conditions.empty());
+}
+
 TEST_F(ReplicationManagerTest, NotFoundOnDeleteCountsAsDone) {
   ReplicationController rc = MakeRc("web", 0);
   world_.PutController(rc);
@@ -892,6 +931,21 @@ TEST(ComputeStatusTest, CountsActiveFullyLabeledReadyAndAvailable) {
   EXPECT_EQ(st.ready_replicas, 2);
   EXPECT_EQ(st.available_replicas, 1);
   EXPECT_EQ(st.observed_generation, 3);
+}
+
+TEST(WithReplicaFailureTest, AddsOnceKeepsOthersAndClears) {
+  const TimePoint t0 = SimLoop::Epoch();
+  std::vector<ReplicationControllerCondition> conds = {{"Custom", "True", t0, "R", "m"}};
+  auto failed = WithReplicaFailure(conds, Status(Code::kForbidden, "quota"), "FailedCreate", t0);
+  ASSERT_EQ(failed.size(), 2u);
+  EXPECT_EQ(failed[1].type, kReplicaFailure);
+  EXPECT_EQ(failed[1].reason, "FailedCreate");
+  // A second failure keeps the first condition (and its transition time), as upstream does.
+  auto again = WithReplicaFailure(failed, Status(Code::kForbidden, "other"), "FailedDelete",
+                                  t0 + std::chrono::minutes(1));
+  EXPECT_EQ(again, failed);
+  auto cleared = WithReplicaFailure(again, Status(), "", t0 + std::chrono::minutes(2));
+  EXPECT_EQ(cleared, conds);
 }
 
 TEST(PodFromTemplateTest, UsesGenerateNameTemplateAndOwnerRef) {

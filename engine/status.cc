@@ -16,6 +16,7 @@ const char* CodeName(Code code) {
     case Code::kTimeout: return "timeout";
     case Code::kUnavailable: return "unavailable";
     case Code::kUnauthorized: return "unauthorized";
+    case Code::kForbidden: return "forbidden";
     case Code::kRequestTooLarge: return "request_too_large";
     case Code::kMethodNotAllowed: return "method_not_allowed";
     case Code::kInternal: return "internal";

@@ -26,6 +26,7 @@ enum class Code {
   kTimeout,           // outcome unknown: the request may or may not have been applied
   kUnavailable,       // the server could not be reached; not applied
   kUnauthorized,      // 401
+  kForbidden,         // 403 Forbidden (authorization, admission: a quota, a namespace being deleted)
   kRequestTooLarge,   // 413
   kMethodNotAllowed,  // 405
   kInternal,          // 500; never for bad input

@@ -155,12 +155,20 @@ struct ReplicationControllerSpec {
   bool operator==(const ReplicationControllerSpec&) const = default;
 };
 
+// A ReplicationControllerCondition (core/v1) has the fields of a pod condition: type, status,
+// lastTransitionTime, reason, message.
+using ReplicationControllerCondition = PodCondition;
+// The condition the manager sets while creating or deleting pods fails (reason FailedCreate or
+// FailedDelete, message from the API) and removes after a sync whose writes succeeded.
+inline constexpr const char* kReplicaFailure = "ReplicaFailure";
+
 struct ReplicationControllerStatus {
   int32_t replicas = 0;
   int32_t fully_labeled_replicas = 0;
   int32_t ready_replicas = 0;
   int32_t available_replicas = 0;
   int64_t observed_generation = 0;
+  std::vector<ReplicationControllerCondition> conditions;
   UnknownFields unknown_fields;
   bool operator==(const ReplicationControllerStatus&) const = default;
 };

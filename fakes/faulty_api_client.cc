@@ -47,9 +47,16 @@ const char* VerbLabel(Verb verb) {
 
 double Clamp01(double p) { return std::clamp(p, 0.0, 1.0); }
 
+// What an injected error answers; the default (no message) is "injected: unavailable (<verb>)".
+struct InjectedError {
+  Code code = Code::kUnavailable;
+  std::string message;
+};
+
 struct VerbFaults {
   Timed<LatencyRange> latency;
   Timed<double> error_rate;
+  Timed<InjectedError> error;
   Timed<double> timeout_rate;
 };
 
@@ -75,6 +82,7 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
     enum class Kind { kPass, kError, kTimeout, kPartition } kind = Kind::kPass;
     Duration latency{0};
     bool apply_on_timeout = false;
+    InjectedError error;  // kError
   };
   // Counts a call that reached the API (or the faulty connection's answer in its place).
   void Sent(Verb verb) { ++counters_.calls[static_cast<int>(verb)]; }
@@ -93,6 +101,7 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
     if (rng_->Bernoulli(f.error_rate.Get(now))) {
       ++counters_.errors_injected;
       plan.kind = Plan::Kind::kError;
+      plan.error = f.error.Get(now);
     } else if (rng_->Bernoulli(f.timeout_rate.Get(now))) {
       ++counters_.timeouts_injected;
       plan.kind = Plan::Kind::kTimeout;
@@ -112,7 +121,7 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
   // Executes one unary call. `invoke(cb)` issues the call on the inner client.
   template <typename R>
   void Call(Verb verb, bool is_list, std::function<void(Callback<R>)> invoke, Callback<R> done) {
-    const Plan plan = Decide(verb);
+    Plan plan = Decide(verb);
     switch (plan.kind) {
       case Plan::Kind::kPartition:
         After(timeout_, [done = std::move(done), verb] {
@@ -120,9 +129,14 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
         });
         return;
       case Plan::Kind::kError:
-        After(plan.latency, [this, done = std::move(done), verb] {
+        After(plan.latency, [this, done = std::move(done), verb, error = std::move(plan.error)] {
           Sent(verb);
-          done(R(Status(Code::kUnavailable, std::string("injected: unavailable (") + VerbLabel(verb) + ")")));
+          if (error.message.empty()) {
+            done(R(Status(error.code, std::string("injected: ") + CodeName(error.code) + " (" + VerbLabel(verb) +
+                                          ")")));
+          } else {
+            done(R(Status(error.code, error.message)));
+          }
         });
         return;
       case Plan::Kind::kTimeout:
@@ -430,6 +444,9 @@ void FaultyApiClient::SetLatencyAll(Duration min, Duration max, std::optional<Ti
 }
 void FaultyApiClient::SetErrorRate(Verb verb, double rate, std::optional<TimePoint> until) {
   core_->verbs_[static_cast<int>(verb)].error_rate.Set(Clamp01(rate), until);
+}
+void FaultyApiClient::SetErrorStatus(Verb verb, Code code, std::string message, std::optional<TimePoint> until) {
+  core_->verbs_[static_cast<int>(verb)].error.Set(InjectedError{code, std::move(message)}, until);
 }
 void FaultyApiClient::SetErrorRateAll(double rate, std::optional<TimePoint> until) {
   for (auto& v : core_->verbs_) v.error_rate.Set(Clamp01(rate), until);

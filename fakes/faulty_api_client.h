@@ -72,6 +72,9 @@ class FaultyApiClient final : public ApiClient {
   void SetLatencyAll(Duration min, Duration max, std::optional<TimePoint> until = {});
   void SetErrorRate(Verb verb, double rate, std::optional<TimePoint> until = {});
   void SetErrorRateAll(double rate, std::optional<TimePoint> until = {});
+  // What the injected errors of `verb` answer until `until` (default: kUnavailable, "injected:
+  // unavailable (<verb>)"); an empty message gives that default text with the code's name.
+  void SetErrorStatus(Verb verb, Code code, std::string message, std::optional<TimePoint> until = {});
   void SetTimeoutRate(Verb verb, double rate, std::optional<TimePoint> until = {});
   void SetTimeoutRateAll(double rate, std::optional<TimePoint> until = {});
   void SetWatchDelay(Duration min, Duration max, std::optional<TimePoint> until = {});

@@ -97,6 +97,21 @@ TEST_F(FaultyApiClientTest, InjectedErrorsAreNotApplied) {
   EXPECT_EQ(get->status().code(), Code::kNotFound);
 }
 
+TEST_F(FaultyApiClientTest, InjectedErrorsCarryTheChosenCodeAndMessageUntilTheyEnd) {
+  api_.SetErrorRate(Verb::kCreate, 1.0);
+  api_.SetErrorStatus(Verb::kCreate, Code::kForbidden, "exceeded quota: pods=3", loop_.Now() + seconds(10));
+  auto quota = CreateVia("q");
+  ASSERT_TRUE(quota.has_value());
+  EXPECT_EQ(quota->status().code(), Code::kForbidden);
+  EXPECT_EQ(quota->status().message(), "exceeded quota: pods=3");
+  EXPECT_FALSE(Exists("q"));
+  loop_.RunFor(seconds(6));  // past the status's end; the error rate stays
+  auto plain = CreateVia("q");
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->status().code(), Code::kUnavailable);
+  EXPECT_EQ(plain->status().message(), "injected: unavailable (create)");
+}
+
 TEST_F(FaultyApiClientTest, TimeoutsHaveUnknownOutcomeAndArriveAfterTheTimeout) {
   api_.SetTimeoutRate(Verb::kCreate, 1.0);
   api_.set_timeout(seconds(3));

@@ -45,7 +45,7 @@ Code CodeFromHttp(int http_status, std::string_view reason) {
   switch (http_status) {
     case 400: return Code::kBadRequest;
     case 401: return Code::kUnauthorized;
-    case 403: return Code::kUnauthorized;
+    case 403: return Code::kForbidden;
     case 404: return Code::kNotFound;
     case 405: return Code::kMethodNotAllowed;
     case 409: return reason == "AlreadyExists" ? Code::kAlreadyExists : Code::kConflict;

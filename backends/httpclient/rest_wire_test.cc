@@ -73,7 +73,7 @@ TEST(StatusFromHttpTest, MapsEveryDocumentedCode) {
   const Case cases[] = {
       {400, "BadRequest", Code::kBadRequest},
       {401, "Unauthorized", Code::kUnauthorized},
-      {403, "Forbidden", Code::kUnauthorized},
+      {403, "Forbidden", Code::kForbidden},
       {404, "NotFound", Code::kNotFound},
       {405, "MethodNotAllowed", Code::kMethodNotAllowed},
       {409, "AlreadyExists", Code::kAlreadyExists},
