@@ -55,8 +55,23 @@ ExpectationOutcome CheckConverged(const ConvergedExpect& c, const Scenario& s, c
   return o;
 }
 
-ExpectationOutcome CheckNeverAbove(const NeverAboveExpect& c, const Scenario& s, const WorldMonitor& monitor) {
+std::string WindowText(Duration after, std::optional<Duration> until) {
+  return " from " + FormatScenarioDuration(after) + " to " + (until ? FormatScenarioDuration(*until) : "the end");
+}
+
+ExpectationOutcome CheckNeverAbove(const NeverAboveExpect& c, const Scenario& s, const WorldMonitor& monitor,
+                                   std::size_t probe) {
   ExpectationOutcome o;
+  if (probe != kNoProbe) {
+    WorldMonitor::Window w = monitor.GetWindow(probe);
+    int32_t peak = w.any ? w.max_active : 0;
+    o.passed = peak <= c.active;
+    o.measured = peak;
+    o.detail = "peak " + std::to_string(peak) + " active";
+    if (w.any) o.detail += " at " + Seconds(w.max_active_at);
+    o.detail += WindowText(c.after, c.until) + " (bound " + std::to_string(c.active) + ")";
+    return o;
+  }
   const WorldMonitor::Tracked* t = monitor.Find(NamespaceOf(s, c.controller), c.controller);
   int32_t peak = t ? t->peak_active : 0;
   o.passed = peak <= c.active;
@@ -64,6 +79,70 @@ ExpectationOutcome CheckNeverAbove(const NeverAboveExpect& c, const Scenario& s,
   o.detail = "peak " + std::to_string(peak) + " active";
   if (t && peak > 0) o.detail += " at " + Seconds(t->peak_at);
   o.detail += " (bound " + std::to_string(c.active) + ")";
+  return o;
+}
+
+ExpectationOutcome CheckNeverBelow(const NeverBelowExpect& c, const WorldMonitor& monitor, std::size_t probe) {
+  ExpectationOutcome o;
+  WorldMonitor::Window w = monitor.GetWindow(probe);
+  if (!w.any) {
+    o.passed = false;
+    o.measured = nullptr;
+    o.detail = "the run ended before the window" + WindowText(c.after, c.until);
+    return o;
+  }
+  o.passed = w.min_ready >= c.ready;
+  o.measured = w.min_ready;
+  o.detail = "lowest " + std::to_string(w.min_ready) + " ready at " + Seconds(w.min_ready_at) +
+             WindowText(c.after, c.until) + " (floor " + std::to_string(c.ready) + ")";
+  return o;
+}
+
+ExpectationOutcome CheckPodsMatching(const PodsMatchingExpect& c, const WorldMonitor& monitor, std::size_t probe) {
+  ExpectationOutcome o;
+  const WorldMonitor::Matcher& m = monitor.GetMatcher(probe);
+  o.passed = true;
+  o.measured = json{{"peak_active", m.peak_active}, {"running", m.running}};
+  o.detail = "peak " + std::to_string(m.peak_active) + " active";
+  if (m.peak_active > 0) o.detail += " at " + Seconds(m.peak_at);
+  if (c.never_above) {
+    o.passed = o.passed && m.peak_active <= *c.never_above;
+    o.detail += " (bound " + std::to_string(*c.never_above) + ")";
+  }
+  o.detail += ", " + std::to_string(m.running) + " running at the end";
+  if (c.final_running) {
+    o.passed = o.passed && m.running == *c.final_running;
+    o.detail += " (want " + std::to_string(*c.final_running) + ")";
+  }
+  return o;
+}
+
+ExpectationOutcome CheckCondition(const ConditionExpect& c, const Scenario& s, const WorldMonitor& monitor,
+                                  SimWorld& world) {
+  ExpectationOutcome o;
+  std::string ns = NamespaceOf(s, c.controller);
+  const WorldMonitor::Tracked* t = monitor.Find(ns, c.controller);
+  bool seen = false;
+  std::string reasons;
+  if (t != nullptr) {
+    if (auto it = t->conditions_seen.find(c.type); it != t->conditions_seen.end()) {
+      for (const std::string& r : it->second) {
+        seen = seen || c.reason.empty() || r == c.reason;
+        reasons += (reasons.empty() ? "" : ", ") + r;
+      }
+      if (!c.reason.empty() && !seen) reasons += " (not " + c.reason + ")";
+    }
+  }
+  bool at_end = false;
+  if (Result<ControllerPtr> rc = world.registry().controllers().Get(ns, c.controller); rc.ok()) {
+    for (const ReplicationControllerCondition& cond : (*rc)->status.conditions) {
+      at_end = at_end || (cond.type == c.type && cond.status == "True");
+    }
+  }
+  o.passed = seen == c.seen && (!c.final || *c.final == at_end);
+  o.measured = json{{"seen", seen}, {"at_end", at_end}};
+  o.detail = c.type + (seen ? " seen (" + reasons + ")" : " never seen") +
+             (at_end ? ", present at the end" : ", absent at the end");
   return o;
 }
 
@@ -156,13 +235,35 @@ std::optional<Duration> FirstConvergedAt(const std::vector<SeriesPoint>& series,
   return std::nullopt;
 }
 
+std::vector<std::size_t> PrepareChecks(const Scenario& s, WorldMonitor* monitor) {
+  std::vector<std::size_t> probes;
+  for (const Expectation& e : s.expect) {
+    std::size_t probe = kNoProbe;
+    if (const auto* n = std::get_if<NeverAboveExpect>(&e.spec); n && (n->after > Duration::zero() || n->until)) {
+      probe = monitor->AddWindow(NamespaceOf(s, n->controller), n->controller, n->after, n->until);
+    } else if (const auto* b = std::get_if<NeverBelowExpect>(&e.spec)) {
+      probe = monitor->AddWindow(NamespaceOf(s, b->controller), b->controller, b->after, b->until);
+    } else if (const auto* m = std::get_if<PodsMatchingExpect>(&e.spec)) {
+      probe = monitor->AddMatcher(m->namespace_, m->selector);
+    }
+    probes.push_back(probe);
+  }
+  return probes;
+}
+
 ExpectationOutcome CheckExpectation(const Expectation& e, const Scenario& s, const WorldMonitor& monitor,
-                                    SimWorld& world) {
+                                    SimWorld& world, std::size_t probe) {
   ExpectationOutcome o;
   if (const auto* c = std::get_if<ConvergedExpect>(&e.spec)) {
     o = CheckConverged(*c, s, monitor);
   } else if (const auto* n = std::get_if<NeverAboveExpect>(&e.spec)) {
-    o = CheckNeverAbove(*n, s, monitor);
+    o = CheckNeverAbove(*n, s, monitor, probe);
+  } else if (const auto* b = std::get_if<NeverBelowExpect>(&e.spec)) {
+    o = CheckNeverBelow(*b, monitor, probe);
+  } else if (const auto* pm = std::get_if<PodsMatchingExpect>(&e.spec)) {
+    o = CheckPodsMatching(*pm, monitor, probe);
+  } else if (const auto* cd = std::get_if<ConditionExpect>(&e.spec)) {
+    o = CheckCondition(*cd, s, monitor, world);
   } else if (const auto* f = std::get_if<FinalExpect>(&e.spec)) {
     o = CheckFinal(*f, s, world);
   } else if (const auto* a = std::get_if<ApiCallsExpect>(&e.spec)) {

@@ -10,6 +10,12 @@
 // - status_matches: at the end, the controller's status equals what the pods show: replicas = active,
 //   readyReplicas = ready, availableReplicas = available (minReadySeconds), fullyLabeledReplicas = active
 //   pods carrying every template label, observedGeneration = metadata.generation.
+// - never_above with `after`/`until`, never_below: the highest active / lowest ready count over the
+//   window, every intermediate state included, and the state that held at `after`.
+// - pods_matching: active pods of a namespace matching a selector, whoever owns them: the peak over
+//   the run (never_above) and the running ones at the end (final_running).
+// - condition: the controller's status condition of a type (ReplicaFailure) seen with status True
+//   (with the reason, if given) at some change of the run, and/or present at the end.
 #ifndef RCSIM_HARNESS_CHECKERS_H_
 #define RCSIM_HARNESS_CHECKERS_H_
 
@@ -27,9 +33,15 @@ namespace rcsim {
 // The first time T >= after at which a change-only series has running == desired, if any.
 std::optional<Duration> FirstConvergedAt(const std::vector<SeriesPoint>& series, Duration after);
 
-// Evaluates one expectation at the end of a run. `world` is only read.
+inline constexpr std::size_t kNoProbe = static_cast<std::size_t>(-1);
+// Registers with the monitor what the expectations must observe during the run (windows, selectors);
+// call before the run. Returns one probe handle per expectation (kNoProbe when it needs none).
+std::vector<std::size_t> PrepareChecks(const Scenario& scenario, WorldMonitor* monitor);
+
+// Evaluates one expectation at the end of a run. `world` is only read. `probe` is the expectation's
+// handle from PrepareChecks.
 ExpectationOutcome CheckExpectation(const Expectation& expectation, const Scenario& scenario,
-                                    const WorldMonitor& monitor, SimWorld& world);
+                                    const WorldMonitor& monitor, SimWorld& world, std::size_t probe = kNoProbe);
 
 }  // namespace rcsim
 

@@ -84,6 +84,7 @@ Status EventInjector::Fire(const ScenarioEvent& event) {
   const EventAction& a = event.action;
   if (const auto* k = std::get_if<KillPodsAction>(&a)) return FireKill(k->target, false);
   if (const auto* d = std::get_if<DeletePodsAction>(&a)) return FireKill(d->target, true);
+  if (const auto* l = std::get_if<LabelPodsAction>(&a)) return FireLabel(*l);
   if (const auto* s = std::get_if<ScaleAction>(&a)) {
     UpdateControllerAction u;
     u.controller = s->controller;
@@ -108,7 +109,7 @@ Status EventInjector::Fire(const ScenarioEvent& event) {
   return Status::Ok();
 }
 
-Status EventInjector::FireKill(const PodTarget& target, bool delete_pods) {
+Result<std::vector<PodPtr>> EventInjector::ChooseTargets(const PodTarget& target) {
   ListOptions opts;
   opts.label_selector = LabelSelector::FromMap(target.selector);
   Result<ObjectList<Pod>> list = world_->registry().pods().List(target.namespace_, opts);
@@ -129,10 +130,35 @@ Status EventInjector::FireKill(const PodTarget& target, bool delete_pods) {
       k = active.size();
       break;
   }
+  std::vector<PodPtr> chosen;
+  for (std::size_t i : Choose(active.size(), k, world_->rng())) chosen.push_back(active[i]);
+  return chosen;
+}
+
+Status EventInjector::FireLabel(const LabelPodsAction& a) {
+  Result<std::vector<PodPtr>> chosen = ChooseTargets(a.target);
+  if (!chosen.ok()) return chosen.status();
+  Status first_error;
+  for (const PodPtr& p : *chosen) {
+    Trace("label_pod " + KeyOf(p->metadata));
+    Result<PodPtr> r = world_->registry().pods().GuaranteedUpdate(
+        p->metadata.namespace_, p->metadata.name, "", [&](const Pod& stored) -> Result<std::shared_ptr<Pod>> {
+          auto pod = std::make_shared<Pod>(stored);
+          for (const auto& [k, v] : a.labels) pod->metadata.labels[k] = v;
+          return pod;
+        });
+    if (!r.ok() && r.status().code() != Code::kNotFound && first_error.ok()) first_error = r.status();
+  }
+  return first_error;
+}
+
+Status EventInjector::FireKill(const PodTarget& target, bool delete_pods) {
+  Result<std::vector<PodPtr>> chosen = ChooseTargets(target);
+  if (!chosen.ok()) return chosen.status();
   const char* verb = delete_pods ? "delete_pod " : "kill_pod ";
   Status first_error;
-  for (std::size_t i : Choose(active.size(), k, world_->rng())) {
-    const Pod& pod = *active[i];
+  for (const PodPtr& chosen_pod : *chosen) {
+    const Pod& pod = *chosen_pod;
     Trace(verb + KeyOf(pod.metadata));
     if (delete_pods) {
       Result<PodPtr> r = world_->registry().pods().Delete(pod.metadata.namespace_, pod.metadata.name, {});
@@ -237,7 +263,10 @@ void EventInjector::FireApiFaults(const ApiFaultsAction& a) {
   std::vector<Verb> verbs = a.verbs;
   if (verbs.empty()) verbs.assign(std::begin(kAllVerbs), std::end(kAllVerbs));
   for (Verb v : verbs) {
-    if (a.error_rate > 0) api.SetErrorRate(v, a.error_rate, until);
+    if (a.error_rate > 0) {
+      api.SetErrorRate(v, a.error_rate, until);
+      api.SetErrorStatus(v, a.error_code, a.message, until);
+    }
     if (a.timeout_rate > 0) api.SetTimeoutRate(v, a.timeout_rate, until);
     if (a.latency) {
       api.SetLatency(v, a.latency->min, a.latency->max);

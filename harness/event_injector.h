@@ -39,7 +39,10 @@ class EventInjector {
   Status Fire(const ScenarioEvent& event);
 
  private:
+  // The active pods a kill/delete/label event hits, drawn with the world's RNG.
+  Result<std::vector<PodPtr>> ChooseTargets(const PodTarget& target);
   Status FireKill(const PodTarget& target, bool delete_pods);
+  Status FireLabel(const LabelPodsAction& a);
   Status FireUpdate(const std::string& name, const UpdateControllerAction& a);
   Status FireDeleteController(const DeleteControllerAction& a);
   Status FireFailNode(const FailNodeAction& a);

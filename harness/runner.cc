@@ -69,6 +69,7 @@ RunResult RunScenario(const Scenario& s, uint64_t seed, const RunOptions& option
   SimLoop& loop = world.loop();
   const TimePoint origin = loop.Now();
   WorldMonitor monitor(&world);
+  const std::vector<std::size_t> probes = PrepareChecks(s, &monitor);
   ManagerMetrics metrics;
   EventInjector injector(&world, s.cluster, &metrics);
   auto fail = [&r](std::string why) {
@@ -130,8 +131,9 @@ RunResult RunScenario(const Scenario& s, uint64_t seed, const RunOptions& option
   r.api_calls_total = calls.calls_total();
 
   r.passed = true;
-  for (const Expectation& e : s.expect) {
-    ExpectationOutcome o = CheckExpectation(e, s, monitor, world);
+  for (std::size_t i = 0; i < s.expect.size(); ++i) {
+    const Expectation& e = s.expect[i];
+    ExpectationOutcome o = CheckExpectation(e, s, monitor, world, probes[i]);
     r.passed = r.passed && o.passed;
     if (std::holds_alternative<ConvergedExpect>(e.spec)) {
       if (o.measured.is_number()) {

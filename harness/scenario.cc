@@ -464,8 +464,8 @@ ControllerConfig ReadController(const json& j, const std::string& ptr) {
   return c;
 }
 
-PodTarget ReadPodTarget(const json& j, const std::string& ptr) {
-  ObjectReader r(j, ptr, "pod_target");
+PodTarget ReadPodTarget(const json& j, const std::string& ptr, std::string_view spec = "pod_target") {
+  ObjectReader r(j, ptr, spec);
   PodTarget t;
   if (auto v = r.LabelMap("selector")) t.selector = std::move(*v);
   if (auto v = r.Str("namespace")) t.namespace_ = *v;
@@ -511,6 +511,12 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
   auto extend = [&](Duration d, const std::string& p) { *settle = AddDurations(*settle, d, p); };
   if (kind == "kill_pods") return KillPodsAction{ReadPodTarget(j, ptr)};
   if (kind == "delete_pods") return DeletePodsAction{ReadPodTarget(j, ptr)};
+  if (kind == "label_pods") {
+    LabelPodsAction a;
+    a.target = ReadPodTarget(j, ptr, "label_pods");
+    a.labels = *ObjectReader(j, ptr, "label_pods").LabelMap("labels");
+    return a;
+  }
   if (kind == "scale") {
     ObjectReader r(j, ptr, "scale");
     ScaleAction a;
@@ -582,6 +588,14 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
         a.verbs.push_back(verb);
       }
     }
+    if (auto v = r.Str("reason")) {
+      a.error_code = *v == "Forbidden" ? Code::kForbidden : *v == "InternalError" ? Code::kInternal : Code::kUnavailable;
+      if (a.error_rate == 0) Fail(r.Ptr("reason"), "needs error_rate (the reason is what the failed calls answer)");
+    }
+    if (auto v = r.Str("message")) {
+      a.message = *v;
+      if (a.error_rate == 0) Fail(r.Ptr("message"), "needs error_rate (the message is what the failed calls answer)");
+    }
     if (a.error_rate == 0 && a.timeout_rate == 0 && !a.latency) {
       Fail(ptr, "no fault (give error_rate, timeout_rate or latency)");
     }
@@ -649,6 +663,15 @@ ScenarioEvent ReadEvent(const json& j, const std::string& ptr, const Scenario& s
   return e;
 }
 
+// `after` and `until` of a windowed expectation: within the scenario's duration, after <= until.
+void ReadWindow(const ObjectReader& r, const Scenario& s, Duration* after, std::optional<Duration>* until) {
+  if (auto v = r.Dur("after")) *after = *v;
+  if (*after > s.duration) Fail(r.Ptr("after"), "after the scenario's duration");
+  *until = r.Dur("until");
+  if (*until && **until > s.duration) Fail(r.Ptr("until"), "after the scenario's duration");
+  if (*until && **until < *after) Fail(r.Ptr("until"), "before `after`");
+}
+
 Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenario& s, ParseState* state) {
   const ObjectSpec& spec = ScenarioObjectSpec("expectation");
   ObjectReader outer(j, ptr, spec);
@@ -682,6 +705,33 @@ Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenari
     c.controller = ref(r);
     c.active = -1;  // resolved once events are known
     if (auto v = r.Int("active")) c.active = static_cast<int32_t>(*v);
+    ReadWindow(r, s, &c.after, &c.until);
+    e.spec = c;
+  } else if (e.kind == "never_below") {
+    ObjectReader r(body, p, "never_below");
+    NeverBelowExpect c;
+    c.controller = ref(r);
+    c.ready = static_cast<int32_t>(*r.Int("ready"));
+    ReadWindow(r, s, &c.after, &c.until);
+    e.spec = c;
+  } else if (e.kind == "pods_matching") {
+    ObjectReader r(body, p, "pods_matching");
+    PodsMatchingExpect c;
+    c.selector = *r.LabelMap("selector");
+    if (auto v = r.Str("namespace")) c.namespace_ = *v;
+    if (auto v = r.Int("never_above")) c.never_above = static_cast<int32_t>(*v);
+    if (auto v = r.Int("final_running")) c.final_running = static_cast<int32_t>(*v);
+    if (!c.never_above && !c.final_running) Fail(p, "no bound (give never_above or final_running)");
+    e.spec = c;
+  } else if (e.kind == "condition") {
+    ObjectReader r(body, p, "condition");
+    ConditionExpect c;
+    c.controller = ref(r);
+    if (auto v = r.Str("type")) c.type = *v;
+    if (auto v = r.Str("reason")) c.reason = *v;
+    if (auto v = r.Bool("seen")) c.seen = *v;
+    c.final = r.Bool("final");
+    if (!c.seen && !c.reason.empty()) Fail(r.Ptr("reason"), "a reason needs seen: true");
     e.spec = c;
   } else if (e.kind == "final") {
     ObjectReader r(body, p, "final");

@@ -74,6 +74,10 @@ struct KillPodsAction {
 struct DeletePodsAction {
   PodTarget target;
 };
+struct LabelPodsAction {
+  PodTarget target;
+  Labels labels;  // set on each chosen pod
+};
 struct ScaleAction {
   std::string controller;
   int32_t replicas = 0;
@@ -102,6 +106,8 @@ struct ApiFaultsAction {
   std::optional<DurationRange> latency;  // extra latency added to each call
   double timeout_rate = 0.0;
   std::vector<Verb> verbs;  // empty: every verb
+  Code error_code = Code::kUnavailable;  // what the failed calls answer (`reason`)
+  std::string message;                   // "" : "injected: <code> (<verb>)"
 };
 struct WatchFaultsAction {
   Duration for_{std::chrono::seconds(10)};
@@ -123,7 +129,8 @@ struct PartitionManagerAction {
 using EventAction =
     std::variant<KillPodsAction, DeletePodsAction, ScaleAction, UpdateControllerAction,
                  CreateControllerAction, DeleteControllerAction, FailNodeAction, ApiFaultsAction,
-                 WatchFaultsAction, StaleReadsAction, RestartManagerAction, PartitionManagerAction>;
+                 WatchFaultsAction, StaleReadsAction, RestartManagerAction, PartitionManagerAction,
+                 LabelPodsAction>;
 
 struct ScenarioEvent {
   Duration at{0};
@@ -142,6 +149,27 @@ struct ConvergedExpect {
 struct NeverAboveExpect {
   std::string controller;
   int32_t active = 0;  // default: the highest replicas the scenario ever gives the controller
+  Duration after{0};
+  std::optional<Duration> until;  // absent: the end of the run
+};
+struct NeverBelowExpect {
+  std::string controller;
+  int32_t ready = 0;
+  Duration after{0};
+  std::optional<Duration> until;
+};
+struct PodsMatchingExpect {
+  Labels selector;
+  std::string namespace_ = "default";
+  std::optional<int32_t> never_above;  // active matching pods
+  std::optional<int32_t> final_running;
+};
+struct ConditionExpect {
+  std::string controller;
+  std::string type = "ReplicaFailure";
+  std::string reason;        // "" : any
+  bool seen = true;          // must be seen True during the run (false: must never be)
+  std::optional<bool> final;  // must be present (true) or absent (false) at the end
 };
 struct FinalExpect {
   std::string controller;
@@ -157,7 +185,7 @@ struct StatusMatchesExpect {
 };
 
 using ExpectationSpec = std::variant<ConvergedExpect, NeverAboveExpect, FinalExpect, ApiCallsExpect,
-                                     StatusMatchesExpect>;
+                                     StatusMatchesExpect, NeverBelowExpect, PodsMatchingExpect, ConditionExpect>;
 
 struct Expectation {
   std::string kind;  // "converged", ...

@@ -34,6 +34,11 @@ FieldSpec Arr(std::string_view key, std::string_view object, std::string_view de
   f.object = object;
   return f;
 }
+FieldSpec Enum(std::string_view key, std::vector<std::string_view> values, std::string_view description) {
+  FieldSpec f{key, T::kEnum, description};
+  f.values = std::move(values);
+  return f;
+}
 FieldSpec NonEmpty(FieldSpec f) {
   f.non_empty = true;
   return f;
@@ -127,6 +132,7 @@ std::vector<ObjectSpec> BuildSpecs() {
       {F("at", T::kDuration, "when the event fires (default 0s, at most the scenario's duration)"),
        Obj("kill_pods", "pod_target", "the chosen active pods' processes die (phase Failed)"),
        Obj("delete_pods", "pod_target", "the chosen pods are deleted through the API"),
+       Obj("label_pods", "label_pods", "the chosen pods get new labels through the API"),
        Obj("scale", "scale", "sets a controller's spec.replicas"),
        Obj("update_controller", "update_controller", "updates a controller's spec"),
        Obj("create_controller", "controller", "creates a controller"),
@@ -149,6 +155,18 @@ std::vector<ObjectSpec> BuildSpecs() {
        ObjectSpec::Shape::kPlain,
        {},
        {{"count", "fraction", "all"}}});
+  {
+    std::vector<FieldSpec> fields = PodTargetFields();
+    fields.push_back(Req(NonEmpty(
+        F("labels", T::kLabels, "labels set on each chosen pod (added, or replacing a label of the same key)"))));
+    s.push_back({"label_pods",
+                 "Relabels pods: those of `namespace` matching `selector`, by count, fraction or all (default "
+                 "count 1).",
+                 std::move(fields),
+                 ObjectSpec::Shape::kPlain,
+                 {},
+                 {{"count", "fraction", "all"}}});
+  }
   s.push_back({"scale",
                "Sets a controller's replicas.",
                {Req(F("controller", T::kName, "the controller's name")),
@@ -183,7 +201,10 @@ std::vector<ObjectSpec> BuildSpecs() {
                 F("timeout_rate", T::kFraction,
                   "fraction of calls that time out, applied half the time (default 0; error_rate + "
                   "timeout_rate <= 1)"),
-                NonEmpty(F("verbs", T::kVerbArray, "the verbs affected (default all)"))},
+                NonEmpty(F("verbs", T::kVerbArray, "the verbs affected (default all)")),
+                Enum("reason", {"ServiceUnavailable", "Forbidden", "InternalError"},
+                     "what the failed calls answer (default ServiceUnavailable; Forbidden as a quota does)"),
+                F("message", T::kString, "the failed calls' message (default \"injected: <reason> (<verb>)\")")},
                ObjectSpec::Shape::kPlain,
                {},
                {},
@@ -213,6 +234,9 @@ std::vector<ObjectSpec> BuildSpecs() {
                "What must hold: exactly one kind per entry.",
                {Obj("converged", "converged", "running == desired within `within` after `after`"),
                 Obj("never_above", "never_above", "active pods never above a bound"),
+                Obj("never_below", "never_below", "ready pods never below a floor during a window"),
+                Obj("pods_matching", "pods_matching", "pods matching a selector, whoever owns them"),
+                Obj("condition", "condition", "a status condition of the controller (ReplicaFailure)"),
                 Obj("final", "final", "the state at the end"),
                 Obj("api_calls", "api_calls", "a budget of manager API calls"),
                 Obj("status_matches", "status_matches", "the controller's status equals what is observable")},
@@ -226,7 +250,32 @@ std::vector<ObjectSpec> BuildSpecs() {
       {"never_above",
        "Active pods never exceed `active`.",
        {Req(F("controller", T::kName, "the controller's name")),
-        Int("active", 0, kMaxReplicas, "the bound (default: the highest replicas the scenario gives it)")}});
+        Int("active", 0, kMaxReplicas, "the bound (default: the highest replicas the scenario gives it)"),
+        F("after", T::kDuration, "the window's start (default 0s)"),
+        F("until", T::kDuration, "the window's end (default: the end of the run)")}});
+  s.push_back({"never_below",
+               "Ready pods of the controller never fall below `ready` from `after` to `until`.",
+               {Req(F("controller", T::kName, "the controller's name")),
+                Req(Int("ready", 0, kMaxReplicas, "the floor")),
+                F("after", T::kDuration, "the window's start (default 0s)"),
+                F("until", T::kDuration, "the window's end (default: the end of the run)")}});
+  s.push_back({"pods_matching",
+               "Pods of `namespace` matching `selector`, owned by anyone or no one (at least one bound).",
+               {Req(NonEmpty(F("selector", T::kLabels, "the pods' labels"))),
+                F("namespace", T::kDnsLabel, "the pods' namespace (default \"default\")"),
+                Int("never_above", 0, kMaxReplicas, "active matching pods never exceed this"),
+                Int("final_running", 0, kMaxReplicas, "running matching pods at the end")},
+               ObjectSpec::Shape::kPlain,
+               {},
+               {},
+               {{"never_above", "final_running"}}});
+  s.push_back({"condition",
+               "A condition of the controller's status: set at some time during the run, and/or at the end.",
+               {Req(F("controller", T::kName, "the controller's name")),
+                F("type", T::kString, "the condition's type (default \"ReplicaFailure\")"),
+                F("reason", T::kString, "the reason it must carry when seen (default: any)"),
+                F("seen", T::kBool, "whether it must be seen with status True during the run (default true)"),
+                F("final", T::kBool, "whether it must be present (True) at the end (default: not checked)")}});
   s.push_back({"final",
                "At the end, running pods and status.replicas equal the given values.",
                {Req(F("controller", T::kName, "the controller's name")),

@@ -142,11 +142,21 @@ TEST(ScenarioTest, ParsesEveryEventKind) {
     {"at": "9s", "watch_faults": {"drop": true, "delay": "1s", "compact": true}},
     {"at": "10s", "stale_reads": {"for": "20s", "lag": "2s"}},
     {"at": "11s", "restart_manager": {"down": "3s"}},
-    {"at": "12s", "partition_manager": {"for": "4s"}}
+    {"at": "12s", "partition_manager": {"for": "4s"}},
+    {"at": "13s", "label_pods": {"selector": {"app": "web"}, "count": 2, "labels": {"app": "debug"}}},
+    {"at": "14s", "api_faults": {"for": "5s", "error_rate": 1, "verbs": ["create"], "reason": "Forbidden",
+                                 "message": "exceeded quota"}}
   ])");
   Result<Scenario> r = ParseScenario(doc, "m.json");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_EQ(r->events.size(), 12u);
+  ASSERT_EQ(r->events.size(), 14u);
+  const auto& label = std::get<LabelPodsAction>(r->events[12].action);
+  EXPECT_EQ(label.labels, (Labels{{"app", "debug"}}));
+  EXPECT_EQ(label.target.count, 2);
+  const auto& quota = std::get<ApiFaultsAction>(r->events[13].action);
+  EXPECT_EQ(quota.error_code, Code::kForbidden);
+  EXPECT_EQ(quota.message, "exceeded quota");
+  EXPECT_EQ(std::get<ApiFaultsAction>(r->events[7].action).error_code, Code::kUnavailable);
   EXPECT_TRUE(std::holds_alternative<PartitionManagerAction>(r->events[11].action));
   EXPECT_EQ(std::get<ApiFaultsAction>(r->events[7].action).verbs,
             (std::vector<Verb>{Verb::kList, Verb::kCreate}));
@@ -163,10 +173,21 @@ TEST(ScenarioTest, ParsesEveryExpectationKind) {
     {"final": {"controller": "web", "running": 3, "replicas_status": 3}},
     {"api_calls": {"verb": "create", "at_most": 10}},
     {"api_calls": {"at_most": 100}},
-    {"status_matches": {"controller": "web"}}
+    {"status_matches": {"controller": "web"}},
+    {"never_below": {"controller": "web", "ready": 2, "after": "10s", "until": "20s"}},
+    {"pods_matching": {"selector": {"app": "web"}, "never_above": 4}},
+    {"condition": {"controller": "web", "reason": "FailedCreate", "final": false}},
+    {"never_above": {"controller": "web", "after": "5s"}}
   ])");
   Result<Scenario> r = ParseScenario(doc, "m.json");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(std::get<NeverBelowExpect>(r->expect[6].spec).until, seconds(20));
+  EXPECT_EQ(std::get<PodsMatchingExpect>(r->expect[7].spec).namespace_, "default");
+  const auto& cond = std::get<ConditionExpect>(r->expect[8].spec);
+  EXPECT_EQ(cond.type, "ReplicaFailure");
+  EXPECT_TRUE(cond.seen);
+  EXPECT_EQ(cond.final, false);
+  EXPECT_EQ(std::get<NeverAboveExpect>(r->expect[9].spec).after, seconds(5));
   EXPECT_EQ(std::get<ConvergedExpect>(r->expect[0].spec).within, minutes(1));
   EXPECT_EQ(std::get<ApiCallsExpect>(r->expect[3].spec).verb, Verb::kCreate);
   EXPECT_FALSE(std::get<ApiCallsExpect>(r->expect[4].spec).verb.has_value());
@@ -254,6 +275,33 @@ INSTANTIATE_TEST_SUITE_P(
                   d["events"].push_back(Ev(R"({"restart_manager": {}})"));
                   d["events"].push_back(Ev(R"({"kill_pods": {"fraction": 2}})"));
                 }},
+        BadCase{"label_pods without labels", "/events/0/label_pods/labels",
+                [](json& d) { d["events"].push_back(Ev(R"({"label_pods": {"all": true}})")); }},
+        BadCase{"label_pods with empty labels", "/events/0/label_pods/labels",
+                [](json& d) { d["events"].push_back(Ev(R"({"label_pods": {"all": true, "labels": {}}})")); }},
+        BadCase{"api_faults unknown reason", "/events/0/api_faults/reason",
+                [](json& d) {
+                  d["events"].push_back(Ev(R"({"api_faults": {"for": "1s", "error_rate": 1, "reason": "Nope"}})"));
+                }},
+        BadCase{"api_faults reason without error_rate", "/events/0/api_faults/reason",
+                [](json& d) {
+                  d["events"].push_back(
+                      Ev(R"({"api_faults": {"for": "1s", "timeout_rate": 1, "reason": "Forbidden"}})"));
+                }},
+        BadCase{"never_below without ready", "/expect/0/never_below/ready",
+                [](json& d) { d["expect"] = Ev(R"([{"never_below": {"controller": "web"}}])"); }},
+        BadCase{"window until before after", "/expect/0/never_above/until",
+                [](json& d) {
+                  d["expect"] = Ev(R"([{"never_above": {"controller": "web", "after": "2m", "until": "1m"}}])");
+                }},
+        BadCase{"window beyond the duration", "/expect/0/never_below/until",
+                [](json& d) {
+                  d["expect"] = Ev(R"([{"never_below": {"controller": "web", "ready": 1, "until": "100h"}}])");
+                }},
+        BadCase{"pods_matching without a bound", "/expect/0/pods_matching",
+                [](json& d) { d["expect"] = Ev(R"([{"pods_matching": {"selector": {"app": "web"}}}])"); }},
+        BadCase{"condition of an unknown controller", "/expect/0/condition/controller",
+                [](json& d) { d["expect"] = Ev(R"([{"condition": {"controller": "nope"}}])"); }},
         BadCase{"event with no action", "/events/0",
                 [](json& d) { d["events"].push_back(Ev(R"({"at": "1s"})")); }},
         BadCase{"event with two actions", "/events/0",

@@ -24,7 +24,54 @@ void AppendPoint(std::vector<SeriesPoint>* series, SeriesPoint p) {
   series->push_back(p);
 }
 
+// Folds one state of a controller, holding from `at`, into a window.
+void Fold(WorldMonitor::Window* w, const WorldMonitor::Counts& c, Duration at) {
+  if (!w->any || c.active > w->max_active) {
+    w->max_active = c.active;
+    w->max_active_at = at;
+  }
+  if (!w->any || c.ready < w->min_ready) {
+    w->min_ready = c.ready;
+    w->min_ready_at = at;
+  }
+  w->any = true;
+}
+
+// A controller's counts changed at `now` from `before` (held since the previous change) to `after`.
+void Advance(WorldMonitor::Window* w, const WorldMonitor::Counts& before, const WorldMonitor::Counts& after,
+             Duration now) {
+  if (now < w->from) return;
+  if (!w->opened) {
+    w->opened = true;
+    if (now > w->from) Fold(w, before, w->from);  // `before` held at `from`
+  }
+  if (now <= w->until) Fold(w, after, now);
+}
+
 }  // namespace
+
+std::size_t WorldMonitor::AddWindow(const std::string& ns, const std::string& name, Duration from,
+                                    std::optional<Duration> until) {
+  Window w;
+  w.key = ns + "/" + name;
+  w.from = from;
+  if (until) w.until = *until;
+  windows_.push_back(std::move(w));
+  return windows_.size() - 1;
+}
+
+WorldMonitor::Window WorldMonitor::GetWindow(std::size_t index) const {
+  Window w = windows_[index];
+  auto it = controllers_.find(w.key);
+  Counts now = it == controllers_.end() ? Counts{} : it->second.recorded;
+  if (!w.opened && Elapsed() >= w.from) Fold(&w, now, w.from);  // no change since `from`
+  return w;
+}
+
+std::size_t WorldMonitor::AddMatcher(const std::string& ns, Labels selector) {
+  matchers_.push_back(Matcher{ns, std::move(selector)});
+  return matchers_.size() - 1;
+}
 
 WorldMonitor::WorldMonitor(SimWorld* world) : world_(world), origin_(world->loop().Now()) {
   world_->OnChange([this] { OnChange(); });
@@ -51,6 +98,12 @@ void WorldMonitor::OnChange() {
   touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
   for (Tracked* t : touched_) Record(t);
   RecordTotals();
+  for (Matcher& m : matchers_) {
+    if (m.active > m.peak_active) {
+      m.peak_active = m.active;
+      m.peak_at = Elapsed();
+    }
+  }
 }
 
 template <typename Fn>
@@ -76,6 +129,12 @@ void WorldMonitor::Apply(const Pod& pod, int sign) {
   if (!IsActive(pod)) return;
   int32_t running = pod.status.phase == phase::kRunning ? sign : 0;
   int32_t ready = IsReady(pod) ? sign : 0;
+  for (Matcher& m : matchers_) {
+    if (m.ns == pod.metadata.namespace_ && SelectorMapMatches(m.selector, pod.metadata.labels)) {
+      m.active += sign;
+      m.running += running;
+    }
+  }
   ForEachCounter(pod, [&](Tracked* t) {
     t->counts.active += sign;
     t->counts.running += running;
@@ -134,6 +193,11 @@ void WorldMonitor::OnControllerChange(const WorldChange& change) {
   // controller already deleted there gets its DELETED change next.
   Result<ControllerPtr> rc = world_->registry().controllers().Get(change.ns, change.name);
   if (!rc.ok()) return;
+  for (const ReplicationControllerCondition& c : (*rc)->status.conditions) {
+    if (c.status != "True") continue;
+    std::vector<std::string>& reasons = t->conditions_seen[c.type];
+    if (std::find(reasons.begin(), reasons.end(), c.reason) == reasons.end()) reasons.push_back(c.reason);
+  }
   const Labels& selector = EffectiveSelector(**rc);
   if (!t->exists || selector != t->selector || (*rc)->metadata.uid != t->uid) {
     t->exists = true;
@@ -152,6 +216,13 @@ void WorldMonitor::OnControllerChange(const WorldChange& change) {
 
 void WorldMonitor::Record(Tracked* t) {
   Duration now = Elapsed();
+  if (!windows_.empty()) {
+    const std::string key = t->ns + "/" + t->name;
+    for (Window& w : windows_) {
+      if (w.key == key) Advance(&w, t->recorded, t->counts, now);
+    }
+  }
+  t->recorded = t->counts;
   if (t->counts.active > t->peak_active) {
     t->peak_active = t->counts.active;
     t->peak_at = now;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -43,6 +44,31 @@ class WorldMonitor {
     int32_t peak_active = 0;
     Duration peak_at{0};
     std::vector<SeriesPoint> series;
+    Counts recorded;  // the counts as of the last Record (what held since then)
+    // Condition types seen with status True, each with the reasons it carried.
+    std::map<std::string, std::vector<std::string>> conditions_seen;
+  };
+  // The extremes of one controller's counts over a window of the run [from, until], every
+  // intermediate state included (never_above / never_below with a window).
+  struct Window {
+    std::string key;  // "ns/name"
+    Duration from{0};
+    Duration until = Duration::max();
+    bool opened = false;  // the state holding at `from` has been folded in
+    bool any = false;     // at least one state folded in
+    int32_t max_active = 0;
+    Duration max_active_at{0};
+    int32_t min_ready = 0;
+    Duration min_ready_at{0};
+  };
+  // Pods of a namespace matching a selector, whoever owns them (pods_matching).
+  struct Matcher {
+    std::string ns;
+    Labels selector;
+    int32_t active = 0;
+    int32_t running = 0;
+    int32_t peak_active = 0;
+    Duration peak_at{0};
   };
 
   // Registers with world->OnChange; time 0 of the series is world->loop().Now() at construction.
@@ -52,6 +78,14 @@ class WorldMonitor {
 
   // Null until the controller was first seen.
   const Tracked* Find(const std::string& ns, const std::string& name) const;
+  // Registers a window (before the run starts); returns its index for GetWindow.
+  std::size_t AddWindow(const std::string& ns, const std::string& name, Duration from,
+                        std::optional<Duration> until);
+  // The window with the state at the current time folded in (a window no change reached).
+  Window GetWindow(std::size_t index) const;
+  // Registers a selector (before the run starts, while no pod exists); returns its index.
+  std::size_t AddMatcher(const std::string& ns, Labels selector);
+  const Matcher& GetMatcher(std::size_t index) const { return matchers_[index]; }
   // Virtual time (since the origin) of the last committed change.
   Duration last_change() const { return last_change_; }
   uint64_t changes() const { return changes_; }
@@ -91,6 +125,8 @@ class WorldMonitor {
   Counts totals_now_;
   std::vector<SeriesPoint> totals_;
   int32_t peak_total_active_ = 0;
+  std::vector<Window> windows_;
+  std::vector<Matcher> matchers_;
 };
 
 }  // namespace rcsim
