@@ -474,7 +474,10 @@ TEST_F(ReplicationManagerTest, TimedOutCreateVerificationFailingCreatesNothing) 
 
 TEST_F(ReplicationManagerTest, CreateErrorsAreNotIgnored) {
   ReplicationController rc = MakeRc("web", 7);
-  rc.status.observed_generation = 1;  // no status write, whose watch event would re-enqueue at once
+  // No status write, whose watch event would re-enqueue at once: the failed sync finds the status it
+  // would write (ReplicaFailure already set) in place.
+  rc.status.observed_generation = 1;
+  rc.status.conditions.push_back({kReplicaFailure, "True", SimLoop::Epoch(), "FailedCreate", "earlier"});
   world_.PutController(rc);
   world_.create_errors_ = {Status(Code::kInternal, "etcd write failed")};
   StartManager();
