@@ -1,19 +1,30 @@
-# rcsim_test(NAME SOURCES ... LIBS ... [LABELS ...] [SERIAL]): a GoogleTest binary registered with ctest.
-# Every test carries the label `unit` plus the given ones (e.g. `contract`, `e2e`). SERIAL: its tests
-# never run alongside another test (ctest RUN_SERIAL), for tests that measure latencies.
+# rcsim_test(NAME SOURCES ... LIBS ... [LABELS LABEL] [SERIAL]): a GoogleTest binary registered with
+# ctest.
+# A test carries one label: the given one (`contract`, `e2e`), or `unit` when none is given; in a
+# folder that sets RCSIM_THREADED_TESTS (backends/, apps/, tests/: threads or real processes) it gets
+# the suffix `-threaded` ("unit-threaded", "e2e-threaded"). ctest -L takes a regular expression, so
+# `-L unit` still selects every unit test and `-L threaded` the tests CI runs under TSan. (One label
+# string, because gtest_discover_tests does not pass list-valued properties through.) SERIAL: its
+# tests never run alongside another test (ctest RUN_SERIAL), for tests that measure latencies.
 function(rcsim_test name)
   cmake_parse_arguments(T "SERIAL" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest GTest::gtest_main)
-  if(T_LABELS)
-    set(_labels ${T_LABELS})
+  list(LENGTH T_LABELS _n)
+  if(_n GREATER 1)
+    message(FATAL_ERROR "rcsim_test(${name}): one label only (got ${T_LABELS})")
+  elseif(_n EQUAL 1)
+    set(_label ${T_LABELS})
   else()
-    set(_labels unit)
+    set(_label unit)
+  endif()
+  if(RCSIM_THREADED_TESTS)
+    string(APPEND _label "-threaded")
   endif()
   if(T_SERIAL)
-    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${_labels}" RUN_SERIAL TRUE)
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${_label} RUN_SERIAL TRUE)
   else()
-    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${_labels}")
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${_label})
   endif()
 endfunction()
 

@@ -35,6 +35,9 @@ class EtcdHarness final : public contract::StoreHarness {
       : own_(std::move(own)), endpoint_(endpoint), fresh_(fresh) {
     EtcdStoreOptions options;
     options.endpoints = {endpoint};
+    // etcd is healthy (EtcdProcess polled /health), but on a loaded machine, and under TSan, the gRPC
+    // handshake can take longer than the 2 s default: no contract case is about connect time.
+    options.dial_timeout = std::chrono::seconds(10);
     store_ = std::make_unique<EtcdStore>(options);
   }
 
