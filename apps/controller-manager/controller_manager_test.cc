@@ -270,6 +270,13 @@ void RunEtcdRestartCase(bool etcd_mode) {
     ASSERT_TRUE(cluster.Scale("keep", keep));
     if (round == 0) {
       ASSERT_TRUE(cluster.Delete("doomed").ok());
+      // The manager's controller watch may still be catching up after the restart; a manager that has
+      // not yet seen the delete would rightly recreate pods deleted now (an RC it believes exists). A
+      // controller created after the delete, once served, shows the delete has been seen (one watch,
+      // in revision order, or a re-list made after it).
+      ASSERT_TRUE(cluster.Create(1, "after-delete").ok());
+      ASSERT_TRUE(EventuallyWithin(kAfterRestart, [&] { return cluster.ActivePods("after-delete") == 1; }))
+          << manager.Log();
       ASSERT_TRUE(cluster.DeletePods("doomed"));
     }
     EXPECT_TRUE(EventuallyWithin(
