@@ -132,8 +132,8 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
         After(plan.latency, [this, done = std::move(done), verb, error = std::move(plan.error)] {
           Sent(verb);
           if (error.message.empty()) {
-            done(R(Status(error.code, std::string("injected: ") + CodeName(error.code) + " (" + VerbLabel(verb) +
-                                          ")")));
+            done(R(Status(error.code,
+                          std::string("injected: ") + CodeName(error.code) + " (" + VerbLabel(verb) + ")")));
           } else {
             done(R(Status(error.code, error.message)));
           }
@@ -445,7 +445,8 @@ void FaultyApiClient::SetLatencyAll(Duration min, Duration max, std::optional<Ti
 void FaultyApiClient::SetErrorRate(Verb verb, double rate, std::optional<TimePoint> until) {
   core_->verbs_[static_cast<int>(verb)].error_rate.Set(Clamp01(rate), until);
 }
-void FaultyApiClient::SetErrorStatus(Verb verb, Code code, std::string message, std::optional<TimePoint> until) {
+void FaultyApiClient::SetErrorStatus(Verb verb, Code code, std::string message,
+                                     std::optional<TimePoint> until) {
   core_->verbs_[static_cast<int>(verb)].error.Set(InjectedError{code, std::move(message)}, until);
 }
 void FaultyApiClient::SetErrorRateAll(double rate, std::optional<TimePoint> until) {

@@ -56,7 +56,8 @@ ExpectationOutcome CheckConverged(const ConvergedExpect& c, const Scenario& s, c
 }
 
 std::string WindowText(Duration after, std::optional<Duration> until) {
-  return " from " + FormatScenarioDuration(after) + " to " + (until ? FormatScenarioDuration(*until) : "the end");
+  return " from " + FormatScenarioDuration(after) + " to " +
+         (until ? FormatScenarioDuration(*until) : "the end");
 }
 
 ExpectationOutcome CheckNeverAbove(const NeverAboveExpect& c, const Scenario& s, const WorldMonitor& monitor,
@@ -82,7 +83,8 @@ ExpectationOutcome CheckNeverAbove(const NeverAboveExpect& c, const Scenario& s,
   return o;
 }
 
-ExpectationOutcome CheckNeverBelow(const NeverBelowExpect& c, const WorldMonitor& monitor, std::size_t probe) {
+ExpectationOutcome CheckNeverBelow(const NeverBelowExpect& c, const WorldMonitor& monitor,
+                                   std::size_t probe) {
   ExpectationOutcome o;
   WorldMonitor::Window w = monitor.GetWindow(probe);
   if (!w.any) {
@@ -98,7 +100,8 @@ ExpectationOutcome CheckNeverBelow(const NeverBelowExpect& c, const WorldMonitor
   return o;
 }
 
-ExpectationOutcome CheckPodsMatching(const PodsMatchingExpect& c, const WorldMonitor& monitor, std::size_t probe) {
+ExpectationOutcome CheckPodsMatching(const PodsMatchingExpect& c, const WorldMonitor& monitor,
+                                     std::size_t probe) {
   ExpectationOutcome o;
   const WorldMonitor::Matcher& m = monitor.GetMatcher(probe);
   o.passed = true;
@@ -239,7 +242,8 @@ std::vector<std::size_t> PrepareChecks(const Scenario& s, WorldMonitor* monitor)
   std::vector<std::size_t> probes;
   for (const Expectation& e : s.expect) {
     std::size_t probe = kNoProbe;
-    if (const auto* n = std::get_if<NeverAboveExpect>(&e.spec); n && (n->after > Duration::zero() || n->until)) {
+    if (const auto* n = std::get_if<NeverAboveExpect>(&e.spec);
+        n && (n->after > Duration::zero() || n->until)) {
       probe = monitor->AddWindow(NamespaceOf(s, n->controller), n->controller, n->after, n->until);
     } else if (const auto* b = std::get_if<NeverBelowExpect>(&e.spec)) {
       probe = monitor->AddWindow(NamespaceOf(s, b->controller), b->controller, b->after, b->until);

@@ -589,12 +589,16 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
       }
     }
     if (auto v = r.Str("reason")) {
-      a.error_code = *v == "Forbidden" ? Code::kForbidden : *v == "InternalError" ? Code::kInternal : Code::kUnavailable;
-      if (a.error_rate == 0) Fail(r.Ptr("reason"), "needs error_rate (the reason is what the failed calls answer)");
+      a.error_code = *v == "Forbidden"       ? Code::kForbidden
+                     : *v == "InternalError" ? Code::kInternal
+                                             : Code::kUnavailable;
+      if (a.error_rate == 0)
+        Fail(r.Ptr("reason"), "needs error_rate (the reason is what the failed calls answer)");
     }
     if (auto v = r.Str("message")) {
       a.message = *v;
-      if (a.error_rate == 0) Fail(r.Ptr("message"), "needs error_rate (the message is what the failed calls answer)");
+      if (a.error_rate == 0)
+        Fail(r.Ptr("message"), "needs error_rate (the message is what the failed calls answer)");
     }
     if (a.error_rate == 0 && a.timeout_rate == 0 && !a.latency) {
       Fail(ptr, "no fault (give error_rate, timeout_rate or latency)");

@@ -126,11 +126,10 @@ struct PartitionManagerAction {
   Duration for_{0};
 };
 
-using EventAction =
-    std::variant<KillPodsAction, DeletePodsAction, ScaleAction, UpdateControllerAction,
-                 CreateControllerAction, DeleteControllerAction, FailNodeAction, ApiFaultsAction,
-                 WatchFaultsAction, StaleReadsAction, RestartManagerAction, PartitionManagerAction,
-                 LabelPodsAction>;
+using EventAction = std::variant<KillPodsAction, DeletePodsAction, ScaleAction, UpdateControllerAction,
+                                 CreateControllerAction, DeleteControllerAction, FailNodeAction,
+                                 ApiFaultsAction, WatchFaultsAction, StaleReadsAction, RestartManagerAction,
+                                 PartitionManagerAction, LabelPodsAction>;
 
 struct ScenarioEvent {
   Duration at{0};
@@ -167,8 +166,8 @@ struct PodsMatchingExpect {
 struct ConditionExpect {
   std::string controller;
   std::string type = "ReplicaFailure";
-  std::string reason;        // "" : any
-  bool seen = true;          // must be seen True during the run (false: must never be)
+  std::string reason;         // "" : any
+  bool seen = true;           // must be seen True during the run (false: must never be)
   std::optional<bool> final;  // must be present (true) or absent (false) at the end
 };
 struct FinalExpect {
@@ -184,8 +183,9 @@ struct StatusMatchesExpect {
   std::string controller;
 };
 
-using ExpectationSpec = std::variant<ConvergedExpect, NeverAboveExpect, FinalExpect, ApiCallsExpect,
-                                     StatusMatchesExpect, NeverBelowExpect, PodsMatchingExpect, ConditionExpect>;
+using ExpectationSpec =
+    std::variant<ConvergedExpect, NeverAboveExpect, FinalExpect, ApiCallsExpect, StatusMatchesExpect,
+                 NeverBelowExpect, PodsMatchingExpect, ConditionExpect>;
 
 struct Expectation {
   std::string kind;  // "converged", ...

@@ -157,15 +157,17 @@ std::vector<ObjectSpec> BuildSpecs() {
        {{"count", "fraction", "all"}}});
   {
     std::vector<FieldSpec> fields = PodTargetFields();
-    fields.push_back(Req(NonEmpty(
-        F("labels", T::kLabels, "labels set on each chosen pod (added, or replacing a label of the same key)"))));
-    s.push_back({"label_pods",
-                 "Relabels pods: those of `namespace` matching `selector`, by count, fraction or all (default "
-                 "count 1).",
-                 std::move(fields),
-                 ObjectSpec::Shape::kPlain,
-                 {},
-                 {{"count", "fraction", "all"}}});
+    fields.push_back(
+        Req(NonEmpty(F("labels", T::kLabels,
+                       "labels set on each chosen pod (added, or replacing a label of the same key)"))));
+    s.push_back(
+        {"label_pods",
+         "Relabels pods: those of `namespace` matching `selector`, by count, fraction or all (default "
+         "count 1).",
+         std::move(fields),
+         ObjectSpec::Shape::kPlain,
+         {},
+         {{"count", "fraction", "all"}}});
   }
   s.push_back({"scale",
                "Sets a controller's replicas.",
@@ -193,22 +195,23 @@ std::vector<ObjectSpec> BuildSpecs() {
                ObjectSpec::Shape::kPlain,
                {},
                {{"node", "count"}}});
-  s.push_back({"api_faults",
-               "The manager's API connection misbehaves for `for` (at least one fault).",
-               {Req(F("for", T::kPositiveDuration, "how long")),
-                F("error_rate", T::kFraction, "fraction of calls that fail, not applied (default 0)"),
-                F("latency", T::kRange, "latency of each call, replacing api_latency"),
-                F("timeout_rate", T::kFraction,
-                  "fraction of calls that time out, applied half the time (default 0; error_rate + "
-                  "timeout_rate <= 1)"),
-                NonEmpty(F("verbs", T::kVerbArray, "the verbs affected (default all)")),
-                Enum("reason", {"ServiceUnavailable", "Forbidden", "InternalError"},
-                     "what the failed calls answer (default ServiceUnavailable; Forbidden as a quota does)"),
-                F("message", T::kString, "the failed calls' message (default \"injected: <reason> (<verb>)\")")},
-               ObjectSpec::Shape::kPlain,
-               {},
-               {},
-               {{"error_rate", "timeout_rate", "latency"}}});
+  s.push_back(
+      {"api_faults",
+       "The manager's API connection misbehaves for `for` (at least one fault).",
+       {Req(F("for", T::kPositiveDuration, "how long")),
+        F("error_rate", T::kFraction, "fraction of calls that fail, not applied (default 0)"),
+        F("latency", T::kRange, "latency of each call, replacing api_latency"),
+        F("timeout_rate", T::kFraction,
+          "fraction of calls that time out, applied half the time (default 0; error_rate + "
+          "timeout_rate <= 1)"),
+        NonEmpty(F("verbs", T::kVerbArray, "the verbs affected (default all)")),
+        Enum("reason", {"ServiceUnavailable", "Forbidden", "InternalError"},
+             "what the failed calls answer (default ServiceUnavailable; Forbidden as a quota does)"),
+        F("message", T::kString, "the failed calls' message (default \"injected: <reason> (<verb>)\")")},
+       ObjectSpec::Shape::kPlain,
+       {},
+       {},
+       {{"error_rate", "timeout_rate", "latency"}}});
   s.push_back({"watch_faults",
                "The manager's watches misbehave (at least one of drop, delay, compact).",
                {F("for", T::kPositiveDuration, "how long (default 10s)"),
@@ -269,13 +272,14 @@ std::vector<ObjectSpec> BuildSpecs() {
                {},
                {},
                {{"never_above", "final_running"}}});
-  s.push_back({"condition",
-               "A condition of the controller's status: set at some time during the run, and/or at the end.",
-               {Req(F("controller", T::kName, "the controller's name")),
-                F("type", T::kString, "the condition's type (default \"ReplicaFailure\")"),
-                F("reason", T::kString, "the reason it must carry when seen (default: any)"),
-                F("seen", T::kBool, "whether it must be seen with status True during the run (default true)"),
-                F("final", T::kBool, "whether it must be present (True) at the end (default: not checked)")}});
+  s.push_back(
+      {"condition",
+       "A condition of the controller's status: set at some time during the run, and/or at the end.",
+       {Req(F("controller", T::kName, "the controller's name")),
+        F("type", T::kString, "the condition's type (default \"ReplicaFailure\")"),
+        F("reason", T::kString, "the reason it must carry when seen (default: any)"),
+        F("seen", T::kBool, "whether it must be seen with status True during the run (default true)"),
+        F("final", T::kBool, "whether it must be present (True) at the end (default: not checked)")}});
   s.push_back({"final",
                "At the end, running pods and status.replicas equal the given values.",
                {Req(F("controller", T::kName, "the controller's name")),

@@ -56,9 +56,9 @@ std::string DeleteOptionsBody(const DeleteOptions& opts);
 
 // The Status of a non-2xx response. The body is a Kubernetes Status when the server sent one (its
 // message and details.causes are kept); otherwise the message names the HTTP code and the start of
-// the body. Mapping: 400 kBadRequest, 401 kUnauthorized, 403 kForbidden, 404 kNotFound, 405 kMethodNotAllowed,
-// 409 kAlreadyExists when reason is AlreadyExists else kConflict, 410 kGone, 413 kRequestTooLarge,
-// 415 kBadRequest, 422 kInvalid, 429 kUnavailable, 500 kInternal, 504 kTimeout, other 5xx
+// the body. Mapping: 400 kBadRequest, 401 kUnauthorized, 403 kForbidden, 404 kNotFound, 405
+// kMethodNotAllowed, 409 kAlreadyExists when reason is AlreadyExists else kConflict, 410 kGone, 413
+// kRequestTooLarge, 415 kBadRequest, 422 kInvalid, 429 kUnavailable, 500 kInternal, 504 kTimeout, other 5xx
 // kUnavailable, other codes kBadRequest. (The inverse of engine/codec.h's HttpCodeOf, so a Status
 // crosses the wire with its code.)
 Status StatusFromHttp(int http_status, std::string_view body);
