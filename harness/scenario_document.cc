@@ -86,6 +86,16 @@ class JsonChecker {
 
 constexpr std::size_t kMaxYamlNodes = 1'000'000;
 
+// Whether `s` is valid UTF-8 (nlohmann's serializer checks it strictly).
+bool IsUtf8(const std::string& s) {
+  try {
+    (void)json(s).dump();
+    return true;
+  } catch (const json::type_error&) {
+    return false;
+  }
+}
+
 bool IsNullScalar(const std::string& s) {
   return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
 }
@@ -157,6 +167,11 @@ class YamlToJson : public YAML::EventHandler {
   }
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
+    // YAML passes bytes through; JSON text (and every report) must be UTF-8.
+    if (!IsUtf8(value)) {
+      const std::string at = stack_.empty() || Top().pointer.empty() ? "/" : Top().pointer;
+      throw Error(at, "invalid UTF-8 in a scalar", mark);
+    }
     if (ExpectingKey()) {
       Frame& f = Top();
       f.key = value;

@@ -180,4 +180,17 @@ TEST(ScenarioDocumentTest, FieldTableCoversEveryObjectTheParserReads) {
 }
 
 }  // namespace
+// Found by the scenario fuzzer: YAML passed invalid UTF-8 through, and the event's text (JSON) then
+// aborted rcsim. It is refused with the line and column instead.
+TEST(ScenarioDocumentTest, InvalidUtf8InYamlIsRefusedNotFatal) {
+  const std::string text =
+      "name: m\ncontrollers: [{name: web, replicas: 1}]\nevents:\n  - restart_manager: {}\n    note: "
+      "\"\xF0\x28\"\n"
+      "expect: [{final: {controller: web}}]\n";
+  Result<Scenario> r = ParseScenarioText(text, "u.yaml", DocumentFormat::kYaml);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("u.yaml:5:"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("invalid UTF-8"), std::string::npos) << r.status().message();
+}
+
 }  // namespace rcsim
