@@ -105,10 +105,8 @@ json CoreV1ResourcesJson() {
   json resources = json::array();
   resources.push_back(Resource("pods", "Pod", crud, json::array({"po"})));
   resources.push_back(Resource("pods/status", "Pod", sub));
-  resources.push_back(Resource("replicationcontrollers", "ReplicationController", crud,
-                               json::array({"rc"})));
-  resources.push_back(
-      Resource("replicationcontrollers/scale", "Scale", sub, nullptr, "autoscaling", "v1"));
+  resources.push_back(Resource("replicationcontrollers", "ReplicationController", crud, json::array({"rc"})));
+  resources.push_back(Resource("replicationcontrollers/scale", "Scale", sub, nullptr, "autoscaling", "v1"));
   resources.push_back(Resource("replicationcontrollers/status", "ReplicationController", sub));
   resources[0]["categories"] = json::array({"all"});
   resources[2]["categories"] = json::array({"all"});
@@ -118,15 +116,13 @@ json CoreV1ResourcesJson() {
       Resource("namespaces", "Namespace", {"create", "delete", "get", "list"}, json::array({"ns"}));
   namespaces["namespaced"] = false;
   resources.push_back(std::move(namespaces));
-  return {{"kind", "APIResourceList"},
-          {"groupVersion", "v1"},
-          {"resources", std::move(resources)}};
+  return {{"kind", "APIResourceList"}, {"groupVersion", "v1"}, {"resources", std::move(resources)}};
 }
 
 json OpenApiV3RootJson() {
-  return {{"paths",
-           {{"api/v1",
-             {{"serverRelativeURL", std::string("/openapi/v3/api/v1?hash=") + kCoreV1OpenApiHash}}}}}};
+  return {
+      {"paths",
+       {{"api/v1", {{"serverRelativeURL", std::string("/openapi/v3/api/v1?hash=") + kCoreV1OpenApiHash}}}}}};
 }
 
 json OpenApiV3CoreV1Json() {
@@ -145,11 +141,11 @@ json OpenApiV3CoreV1Json() {
   paths["/api/v1/namespaces/{name}"] = {{"get", Operation("readNamespace", ns_gvk, "get", false)},
                                         {"patch", Operation("patchNamespace", ns_gvk, "patch", true)},
                                         {"delete", Operation("deleteNamespace", ns_gvk, "delete", false)}};
-  paths["/api/v1/pods"] = {{"get", Operation("listPodForAllNamespaces", Gvk("", "v1", "Pod"), "list",
-                                             false)}};
+  paths["/api/v1/pods"] = {
+      {"get", Operation("listPodForAllNamespaces", Gvk("", "v1", "Pod"), "list", false)}};
   paths["/api/v1/replicationcontrollers"] = {
-      {"get", Operation("listReplicationControllerForAllNamespaces",
-                        Gvk("", "v1", "ReplicationController"), "list", false)}};
+      {"get", Operation("listReplicationControllerForAllNamespaces", Gvk("", "v1", "ReplicationController"),
+                        "list", false)}};
   return {{"openapi", "3.0.0"},
           {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0-rcsim"}}},
           {"paths", std::move(paths)},

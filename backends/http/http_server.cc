@@ -80,7 +80,7 @@ struct HttpServer::Impl {
   void RejectConnection(tcp::socket socket);
 
   const HttpServerOptions options;
-  TokenAuthenticator tokens;  // --token-file and --token-auth-file together; empty: no auth
+  TokenAuthenticator tokens;               // --token-file and --token-auth-file together; empty: no auth
   std::shared_ptr<net::ssl::context> tls;  // set by Start for HTTPS; immutable after
   bool client_certificates = false;        // tls verifies client certificates
   ApiHandler handler;

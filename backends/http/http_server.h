@@ -39,8 +39,8 @@ class TokenAuthenticator;  // backends/http/token_auth.h
 
 struct HttpServerOptions {
   std::string address = "127.0.0.1";
-  uint16_t port = 8080;            // 0: an ephemeral port, see HttpServer::port()
-  std::string bearer_token;        // non-empty: requests need "Authorization: Bearer <token>" (else 401)
+  uint16_t port = 8080;      // 0: an ephemeral port, see HttpServer::port()
+  std::string bearer_token;  // non-empty: requests need "Authorization: Bearer <token>" (else 401)
   // More tokens (--token-auth-file); with either set, every request but GET /healthz, /livez and
   // /readyz needs one of them. Not owned; must outlive the server.
   const TokenAuthenticator* authenticator = nullptr;

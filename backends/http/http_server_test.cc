@@ -2,20 +2,19 @@
 // driven by a minimal Beast client.
 #include "backends/http/http_server.h"
 
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 
 #include <atomic>
-#include <chrono>
-#include <memory>
-#include <optional>
-#include <string>
-#include <vector>
-
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <gtest/gtest.h>
+#include <chrono>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "backends/http/thread_executor.h"
 #include "engine/rng.h"

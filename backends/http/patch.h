@@ -12,9 +12,8 @@
 #ifndef RCSIM_BACKENDS_HTTP_PATCH_H_
 #define RCSIM_BACKENDS_HTTP_PATCH_H_
 
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "engine/status.h"
 

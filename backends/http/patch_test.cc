@@ -52,14 +52,12 @@ TEST(PatchTest, BadPatchesAreErrorsNotExceptions) {
   EXPECT_EQ(ApplyPatch(kTarget, PatchType::kJsonPatch, "{}").status().code(), Code::kBadRequest);
   EXPECT_EQ(ApplyPatch(kTarget, PatchType::kJsonPatch, R"([{"path":"/a"}])").status().code(),
             Code::kBadRequest);
-  EXPECT_EQ(ApplyPatch(kTarget, PatchType::kJsonPatch, R"([{"op":"remove","path":"/nope/x"}])")
-                .status()
-                .code(),
-            Code::kInvalid);
-  EXPECT_EQ(ApplyPatch(kTarget, PatchType::kJsonPatch, R"([{"op":"frobnicate","path":"/a"}])")
-                .status()
-                .code(),
-            Code::kInvalid);
+  EXPECT_EQ(
+      ApplyPatch(kTarget, PatchType::kJsonPatch, R"([{"op":"remove","path":"/nope/x"}])").status().code(),
+      Code::kInvalid);
+  EXPECT_EQ(
+      ApplyPatch(kTarget, PatchType::kJsonPatch, R"([{"op":"frobnicate","path":"/a"}])").status().code(),
+      Code::kInvalid);
 }
 
 }  // namespace

@@ -30,12 +30,9 @@ std::string Age(const ObjectMeta& meta, TimePoint now) {
 
 json RowObject(const ObjectMeta& meta, const json& full, IncludeObject include) {
   switch (include) {
-    case IncludeObject::kNone:
-      return nullptr;
-    case IncludeObject::kObject:
-      return full;
-    case IncludeObject::kMetadata:
-      break;
+    case IncludeObject::kNone: return nullptr;
+    case IncludeObject::kObject: return full;
+    case IncludeObject::kMetadata: break;
   }
   return {{"kind", "PartialObjectMetadata"},
           {"apiVersion", "meta.k8s.io/v1"},
@@ -122,9 +119,9 @@ json PodTable(const std::vector<PodPtr>& pods, const TableOptions& opts) {
          {pod->metadata.name, std::to_string(ready) + "/" + std::to_string(pod->spec.containers.size()),
           status, std::to_string(restarts), Age(pod->metadata, opts.now), OrNone(pod->status.pod_ip),
           OrNone(pod->spec.node_name), "<none>", "<none>"}}};
-    json obj = RowObject(pod->metadata,
-                         opts.include_object == IncludeObject::kObject ? PodToJson(*pod) : json(),
-                         opts.include_object);
+    json obj =
+        RowObject(pod->metadata, opts.include_object == IncludeObject::kObject ? PodToJson(*pod) : json(),
+                  opts.include_object);
     if (!obj.is_null()) row["object"] = std::move(obj);
     table["rows"].push_back(std::move(row));
   }

@@ -30,7 +30,7 @@ struct ClientConfig {
   std::string client_key_data;
   bool insecure_skip_tls_verify = false;
   std::string tls_server_name;  // the name the server's certificate must carry, if not the URL's host
-  std::string source;  // "kubeconfig FILE (context X)" or "in-cluster", for logs
+  std::string source;           // "kubeconfig FILE (context X)" or "in-cluster", for logs
 };
 
 Result<ClientConfig> LoadKubeconfig(const std::string& path, const std::string& context = "");

@@ -19,11 +19,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -192,8 +192,8 @@ class HttpApiHarnessT {
   // A fresh namespace, created first: the apiserver refuses objects in a namespace that does not exist.
   std::string ns() {
     static int counter = 0;  // one per harness type: the context names the namespace too
-    const std::string name = std::string("http-contract-") + (kContext[0] ? kContext : "plain") + "-" +
-                             std::to_string(++counter);
+    const std::string name =
+        std::string("http-contract-") + (kContext[0] ? kContext : "plain") + "-" + std::to_string(++counter);
     Result<HttpReply> r =
         PostSync(*client_, "/api/v1/namespaces",
                  R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + name + R"("}})");

@@ -73,10 +73,9 @@ Status ApiServerProcess::Launch() {
     args.push_back(token_path);
   }
   if (!options_.certs_dir.empty()) {
-    for (const auto& [flag, file] : {std::pair{"--tls-cert-file=", "server.crt"},
-                                     std::pair{"--tls-private-key-file=", "server.key"},
-                                     std::pair{"--client-ca-file=", "ca.crt"},
-                                     std::pair{"--token-auth-file=", "tokens.csv"}}) {
+    for (const auto& [flag, file] :
+         {std::pair{"--tls-cert-file=", "server.crt"}, std::pair{"--tls-private-key-file=", "server.key"},
+          std::pair{"--client-ca-file=", "ca.crt"}, std::pair{"--token-auth-file=", "tokens.csv"}}) {
       args.push_back(flag + options_.certs_dir + "/" + file);
     }
   }

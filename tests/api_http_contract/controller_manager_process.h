@@ -1,10 +1,10 @@
 // A real apps/controller-manager process, for end-to-end and fault tests.
 //
 // The constructor launches `binary flags...` (plus --port=0 unless a --port flag is given, so several
-// managers can run at once, and --kube-api-qps=-1 unless that flag is given: no client rate limit) with stdout/stderr in a temp log; it does not wait for anything (poll
-// Log() or StatusUrl()). Kill() is a crash (SIGKILL); the destructor kills a process still running and
-// removes the log. The child gets PR_SET_PDEATHSIG(SIGKILL), tied to the starting thread: start it from
-// the test's main thread.
+// managers can run at once, and --kube-api-qps=-1 unless that flag is given: no client rate limit) with
+// stdout/stderr in a temp log; it does not wait for anything (poll Log() or StatusUrl()). Kill() is a crash
+// (SIGKILL); the destructor kills a process still running and removes the log. The child gets
+// PR_SET_PDEATHSIG(SIGKILL), tied to the starting thread: start it from the test's main thread.
 //
 // Thread-safety: not thread-safe; use one ControllerManagerProcess from one thread.
 #ifndef RCSIM_TESTS_API_HTTP_CONTRACT_CONTROLLER_MANAGER_PROCESS_H_
