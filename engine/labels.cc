@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
 namespace rcsim {
 namespace {
@@ -116,8 +117,10 @@ Result<LabelSelector> LabelSelector::Parse(std::string_view text) {
     std::sort(r.values.begin(), r.values.end());
     s.requirements_.push_back(std::move(r));
   }
+  // Sorted by the whole requirement, so that requirements on the same key and operator ("a=1,a=2") print in
+  // one order whatever the input's: ToString is canonical (found by the label selector fuzzer).
   std::sort(s.requirements_.begin(), s.requirements_.end(), [](const auto& a, const auto& b) {
-    return a.key != b.key ? a.key < b.key : a.op < b.op;
+    return std::tie(a.key, a.op, a.values) < std::tie(b.key, b.op, b.values);
   });
   return s;
 }

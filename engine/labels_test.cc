@@ -60,6 +60,20 @@ TEST(LabelSelectorTest, PrintedSelectorParsesBack) {
   }
 }
 
+// The fuzzer found "a=2,a=1" printing in input order: requirements on one key and operator were sorted by key
+// and operator only, so ToString was not canonical and a printed selector did not compare equal to itself.
+TEST(LabelSelectorTest, FuzzSameKeyRequirementsPrintInOneOrder) {
+  auto one = LabelSelector::Parse("a=2,b,a=1,a in (y,x),a in (x)");
+  auto two = LabelSelector::Parse("a in (x),a=1,b,a in (x,y),a=2");
+  ASSERT_TRUE(one.ok());
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(one->ToString(), "a=1,a=2,a in (x),a in (x,y),b");
+  EXPECT_EQ(one->ToString(), two->ToString());
+  auto again = LabelSelector::Parse(one->ToString());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->ToString(), one->ToString());
+}
+
 TEST(LabelSelectorTest, MapSelector) {
   Labels sel{{"app", "web"}, {"tier", "fe"}};
   EXPECT_TRUE(SelectorMapMatches(sel, {{"app", "web"}, {"tier", "fe"}, {"x", "y"}}));
