@@ -188,10 +188,39 @@ void PodInformer::Remove(const std::string& key) {
   if (handlers_.on_delete) handlers_.on_delete(old);
 }
 
+void PodInformer::Count(const Pod& pod, const ClaimSpec& spec, int64_t sign, Tally& tally) {
+  if (pod.metadata.namespace_ != spec.namespace_) return;
+  if (!spec.selector.empty() && !SelectorMapMatches(spec.selector, pod.metadata.labels)) {
+    if (!pod.metadata.deletion_timestamp) tally.unclaimed += sign;
+    return;
+  }
+  if (!IsActive(pod)) return;
+  tally.active += sign;
+  if (IsReady(pod)) tally.ready += sign;
+  if (spec.template_labels && SelectorMapMatches(*spec.template_labels, pod.metadata.labels)) {
+    tally.fully_labeled += sign;
+  }
+}
+
+PodInformer::Tally PodInformer::TallyOf(const std::string& uid, const ClaimSpec& spec) {
+  auto owned = by_owner_.find(uid);
+  if (owned == by_owner_.end()) return Tally{};
+  auto it = tallies_.find(uid);
+  if (it != tallies_.end() && it->second.spec == spec) return it->second.tally;
+  Tracked tracked{spec, Tally{}};
+  for (const auto& [key, pod] : owned->second) Count(*pod, spec, +1, tracked.tally);
+  const Tally tally = tracked.tally;
+  tallies_.insert_or_assign(uid, std::move(tracked));
+  return tally;
+}
+
 void PodInformer::Index(const PodPtr& pod) {
   const OwnerReference* ref = pod->metadata.ControllerRef();
   if (ref != nullptr) {
     by_owner_[ref->uid].emplace(KeyOf(pod->metadata), pod);
+    if (auto t = tallies_.find(ref->uid); t != tallies_.end()) {
+      Count(*pod, t->second.spec, +1, t->second.tally);
+    }
   } else {
     orphans_[pod->metadata.namespace_].emplace(KeyOf(pod->metadata), pod);
   }
@@ -203,7 +232,12 @@ void PodInformer::Unindex(const PodPtr& pod) {
   const std::string& bucket = ref != nullptr ? ref->uid : pod->metadata.namespace_;
   auto it = index.find(bucket);
   if (it == index.end()) return;
-  it->second.erase(KeyOf(pod->metadata));
+  if (it->second.erase(KeyOf(pod->metadata)) == 0) return;
+  if (ref != nullptr) {
+    auto t = tallies_.find(ref->uid);
+    if (t != tallies_.end()) Count(*pod, t->second.spec, -1, t->second.tally);
+    if (it->second.empty() && t != tallies_.end()) tallies_.erase(t);
+  }
   if (it->second.empty()) index.erase(it);
 }
 

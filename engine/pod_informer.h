@@ -3,7 +3,9 @@
 // re-lists with exponential backoff.
 //
 // Indexes: by key ("namespace/name"), by controller owner uid, and orphans (no controller ref) by
-// namespace, so that one controller's sync costs O(its pods + its namespace's orphans).
+// namespace, so that one controller's sync costs O(its pods + its namespace's orphans). For the common
+// sync (nothing to adopt, release or delete) TallyOf keeps a controller's counts up to date as events
+// arrive, so that such a sync costs O(1) however many pods the controller has.
 // An update is applied only if its resourceVersion is not older than the cached one.
 //
 // Thread-safety: single-threaded on `executor`. ApiClient callbacks hop to the executor first; none
@@ -15,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -44,6 +47,25 @@ class PodInformer {
     Duration backoff_reset = std::chrono::minutes(2);
   };
   using PodMap = std::map<std::string, PodPtr>;  // by key, ordered for deterministic iteration
+  // What a controller claims of the pods that name it as controller: those of its namespace that its
+  // selector matches (an empty selector matches all). template_labels: its template's, if it has one.
+  struct ClaimSpec {
+    std::string namespace_;
+    Labels selector;
+    std::optional<Labels> template_labels;
+    bool operator==(const ClaimSpec&) const = default;
+  };
+  // Counts over the pods owned by one uid, under a ClaimSpec. Claimed pods count in active (not
+  // terminated, not being deleted), ready (active and Ready) and fully_labeled (active and matching
+  // the template's labels); unclaimed: owned pods of its namespace that the selector does not match and
+  // that are not being deleted (the ones a sync would release).
+  struct Tally {
+    int64_t active = 0;
+    int64_t ready = 0;
+    int64_t fully_labeled = 0;
+    int64_t unclaimed = 0;
+    bool operator==(const Tally&) const = default;
+  };
 
   PodInformer(Options options, ApiClient* api, Executor* executor, Logger* logger, ManagerMetrics* metrics,
               Handlers handlers);
@@ -62,6 +84,9 @@ class PodInformer {
   // Pods of `ns` without a controller ref; null if none.
   const PodMap* OrphansIn(const std::string& ns) const;
   std::size_t size() const { return pods_.size(); }
+  // The Tally of the pods owned by `uid` under `spec`: O(1) when asked with the same spec as last time
+  // (kept up to date by every event since), O(owned pods) when the spec changed or on the first call.
+  Tally TallyOf(const std::string& uid, const ClaimSpec& spec);
 
  private:
   void List();
@@ -73,6 +98,11 @@ class PodInformer {
   void Remove(const std::string& key);
   void Index(const PodPtr& pod);
   void Unindex(const PodPtr& pod);
+  struct Tracked {
+    ClaimSpec spec;
+    Tally tally;
+  };
+  static void Count(const Pod& pod, const ClaimSpec& spec, int64_t sign, Tally& tally);
 
   Options options_;
   ApiClient* api_;
@@ -95,6 +125,7 @@ class PodInformer {
   std::unordered_map<std::string, PodPtr> pods_;
   std::unordered_map<std::string, PodMap> by_owner_;  // controller ref uid -> pods
   std::unordered_map<std::string, PodMap> orphans_;   // namespace -> pods without controller ref
+  std::unordered_map<std::string, Tracked> tallies_;  // owner uid -> counts; only while it owns pods
 };
 
 // The numeric value of a resourceVersion, or nullopt if it is not a decimal number.

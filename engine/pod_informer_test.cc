@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "engine/mock_ports.h"
 #include "fakes/sim_loop.h"
 
@@ -56,9 +58,8 @@ class PodInformerTest : public ::testing::Test {
     EXPECT_CALL(api_.mock_pods(), List("", _, _))
         .Times(static_cast<int>(shared->size()))
         .WillRepeatedly(
-            [shared, next](const std::string&, const ListOptions&, Callback<Result<ObjectList<Pod>>> done) {
-              done((*shared)[(*next)++]);
-            });
+            [shared, next](const std::string&, const ListOptions&,
+                           const Callback<Result<ObjectList<Pod>>>& done) { done((*shared)[(*next)++]); });
   }
 
   void Send(ApiWatchEvent<Pod>::Type type, PodPtr pod, Status error = Status()) {
@@ -148,14 +149,15 @@ TEST_F(PodInformerTest, InformerRelistBackoffNeverDecays) {
   std::vector<TimePoint> at;
   int calls = 0;
   EXPECT_CALL(api_.mock_pods(), List("", _, _))
-      .WillRepeatedly([&](const std::string&, const ListOptions&, Callback<Result<ObjectList<Pod>>> done) {
-        at.push_back(loop_.Now());
-        if (++calls <= 9) {
-          done(Status(Code::kUnavailable, "down"));  // 100ms .. 25.6s
-        } else {
-          done(ListOf("10", {}));
-        }
-      });
+      .WillRepeatedly(
+          [&](const std::string&, const ListOptions&, const Callback<Result<ObjectList<Pod>>>& done) {
+            at.push_back(loop_.Now());
+            if (++calls <= 9) {
+              done(Status(Code::kUnavailable, "down"));  // 100ms .. 25.6s
+            } else {
+              done(ListOf("10", {}));
+            }
+          });
   informer_->Start();
   loop_.RunFor(std::chrono::minutes(2));
   ASSERT_TRUE(informer_->HasSynced());
@@ -166,6 +168,61 @@ TEST_F(PodInformerTest, InformerRelistBackoffNeverDecays) {
   loop_.RunFor(std::chrono::seconds(1));
   ASSERT_EQ(at.size(), 11u);
   EXPECT_EQ(at[10] - blip, std::chrono::milliseconds(100));
+}
+
+// The counts a sync claims by (TallyOf) must always equal a recount of the owned pods, whatever the
+// events: labels changing in and out of the selector, phases, readiness, deletion, adoption and release,
+// other namespaces, deletes and re-lists.
+PodInformer::Tally Recount(const PodInformer::PodMap* owned, const PodInformer::ClaimSpec& spec) {
+  PodInformer::Tally t;
+  if (owned == nullptr) return t;
+  for (const auto& [key, pod] : *owned) {
+    if (pod->metadata.namespace_ != spec.namespace_) continue;
+    if (!spec.selector.empty() && !SelectorMapMatches(spec.selector, pod->metadata.labels)) {
+      if (!pod->metadata.deletion_timestamp) ++t.unclaimed;
+      continue;
+    }
+    if (!IsActive(*pod)) continue;
+    ++t.active;
+    if (IsReady(*pod)) ++t.ready;
+    if (spec.template_labels && SelectorMapMatches(*spec.template_labels, pod->metadata.labels))
+      ++t.fully_labeled;
+  }
+  return t;
+}
+
+TEST_F(PodInformerTest, TallyFollowsEveryEventLikeARecount) {
+  ExpectLists({ListOf("1", {}), ListOf("100000", {MakePod("p0", "99999", "u1")})});
+  informer_->Start();
+  loop_.RunUntilIdle();
+  const PodInformer::ClaimSpec spec{"default", {{"app", "web"}}, Labels{{"app", "web"}, {"tier", "front"}}};
+  const PodInformer::ClaimSpec other{"default", {{"app", "web"}}, std::nullopt};
+  std::mt19937 rng(7);
+  auto pick = [&rng](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  int rv = 1;
+  for (int step = 0; step < 3000; ++step) {
+    const std::string owner = pick(4) == 0 ? "" : (pick(5) == 0 ? "u2" : "u1");
+    auto pod = std::make_shared<Pod>(*MakePod("p" + std::to_string(pick(12)), std::to_string(++rv), owner));
+    if (pick(8) == 0) pod->metadata.namespace_ = "other";
+    if (pick(3) == 0) pod->metadata.labels = {{"app", "db"}};
+    if (pick(2) == 0) pod->metadata.labels["tier"] = "front";
+    const char* phases[] = {"Pending", "Running", "Succeeded", "Failed"};
+    pod->status.phase = phases[pick(4)];
+    if (pick(2) == 0)
+      pod->status.conditions.push_back(PodCondition{"Ready", pick(3) == 0 ? "False" : "True"});
+    if (pick(10) == 0) pod->metadata.deletion_timestamp = loop_.Now();
+    if (pick(6) == 0) {
+      Send(ApiWatchEvent<Pod>::Type::kDeleted, pod);
+    } else {
+      Send(ApiWatchEvent<Pod>::Type::kModified, pod);
+    }
+    const auto& which = pick(20) == 0 ? other : spec;  // a changed spec recounts
+    ASSERT_EQ(informer_->TallyOf("u1", which), Recount(informer_->OwnedBy("u1"), which)) << "step " << step;
+  }
+  // A re-list replaces the set: the tally follows.
+  Send(ApiWatchEvent<Pod>::Type::kError, nullptr, Status(Code::kGone, "too old"));
+  EXPECT_EQ(informer_->TallyOf("u1", spec), Recount(informer_->OwnedBy("u1"), spec));
+  EXPECT_EQ(informer_->TallyOf("u1", spec).active, 1);
 }
 
 }  // namespace

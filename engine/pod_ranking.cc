@@ -1,6 +1,7 @@
 #include "engine/pod_ranking.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 namespace rcsim {
@@ -71,7 +72,8 @@ bool PodDeletionOrder::Before(const Pod& a, const Pod& b) const {
 
 void SortForDeletion(std::vector<PodPtr>& pods) {
   PodDeletionOrder order(pods);
-  std::sort(pods.begin(), pods.end(), order);
+  // By reference: std::sort copies its comparator down the recursion, and this one holds a map.
+  std::sort(pods.begin(), pods.end(), std::cref(order));
 }
 
 }  // namespace rcsim

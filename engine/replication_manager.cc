@@ -83,6 +83,18 @@ ReplicationControllerStatus ComputeStatus(const ReplicationController& rc, const
   return st;
 }
 
+// The same status from the informer's counts (a sync that claimed by counting; min_ready_seconds is 0,
+// so every ready pod is available).
+ReplicationControllerStatus ComputeStatus(const ReplicationController& rc, const PodInformer::Tally& tally) {
+  ReplicationControllerStatus st;
+  st.replicas = static_cast<int32_t>(tally.active);
+  st.fully_labeled_replicas = static_cast<int32_t>(tally.fully_labeled);
+  st.ready_replicas = static_cast<int32_t>(tally.ready);
+  st.available_replicas = static_cast<int32_t>(tally.ready);
+  st.observed_generation = rc.metadata.generation;
+  return st;
+}
+
 // One sync of one controller key; lives until its last API callback ran.
 struct ReplicationManager::Sync {
   std::string key;
@@ -92,6 +104,9 @@ struct ReplicationManager::Sync {
   bool deleting = false;        // an uncached read found it being deleted
   bool manage = false;          // expectations satisfied when the sync began
   std::vector<PodPtr> claimed;  // owned pods that match, including those adopted by this sync
+  // Claimed by counting (nothing to adopt, release or delete): `tally` stands for `claimed`.
+  bool counted = false;
+  PodInformer::Tally tally;
   int pending = 0;              // API calls of the current phase not yet completed
   Status error;                 // the first failure
   Status manage_error;          // the first failed create or delete, for the ReplicaFailure condition
@@ -349,6 +364,10 @@ void ReplicationManager::ClaimPods(const SyncPtr& s) {
   const ReplicationController& rc = *s->rc;
   const Labels& selector = EffectiveSelector(rc);
   bool rc_deleting = rc.metadata.deletion_timestamp.has_value();
+  if (ClaimByCounting(s)) {
+    ManageReplicas(s);
+    return;
+  }
   std::vector<PodPtr> to_release;
   std::vector<PodPtr> to_adopt;
   if (const PodInformer::PodMap* owned = pods_.OwnedBy(rc.metadata.uid)) {
@@ -399,6 +418,32 @@ void ReplicationManager::ClaimPods(const SyncPtr& s) {
       }));
 }
 
+// The common sync, in O(1) of the controller's pods: when the informer's counts show nothing to release,
+// no orphan matches and no pod is to be deleted now, the claim is those counts. The outcome is the one the
+// pod-by-pod claim below would reach (same counts, same status); with anything to release, adopt or
+// delete, or with min_ready_seconds (availability depends on the time), the sync claims pod by pod.
+bool ReplicationManager::ClaimByCounting(const SyncPtr& s) {
+  const ReplicationController& rc = *s->rc;
+  if (rc.spec.min_ready_seconds > 0) return false;
+  PodInformer::ClaimSpec spec{rc.metadata.namespace_, EffectiveSelector(rc), std::nullopt};
+  if (rc.spec.template_) spec.template_labels = rc.spec.template_->metadata.labels;
+  const PodInformer::Tally tally = pods_.TallyOf(rc.metadata.uid, spec);
+  // Too many pods: a sync that may delete ranks them pod by pod; one waiting for expectations only counts.
+  if (tally.unclaimed > 0 || (tally.active > rc.spec.replicas && s->manage)) return false;
+  if (!rc.metadata.deletion_timestamp && !spec.selector.empty()) {
+    if (const PodInformer::PodMap* orphans = pods_.OrphansIn(rc.metadata.namespace_)) {
+      for (const auto& [pod_key, pod] : *orphans) {
+        if (!pod->metadata.deletion_timestamp && SelectorMapMatches(spec.selector, pod->metadata.labels)) {
+          return false;
+        }
+      }
+    }
+  }
+  s->counted = true;
+  s->tally = tally;
+  return true;
+}
+
 namespace {
 
 // A claim write that failed this way will fail the same way again: skip the pod instead of failing
@@ -445,7 +490,8 @@ void ReplicationManager::Release(const SyncPtr& s, const PodPtr& pod, int attemp
   const std::string& uid = s->rc->metadata.uid;
   std::erase_if(copy.metadata.owner_references, [&uid](const OwnerReference& ref) { return ref.uid == uid; });
   if (trace_->enabled()) Trace("release " + s->key + " " + KeyOf(pod->metadata));
-  api_->pods().Update(std::move(copy), OnExecutor<Result<PodPtr>>([this, s, pod, attempt](Result<PodPtr> r) {
+  api_->pods().Update(std::move(copy),
+                      OnExecutor<Result<PodPtr>>([this, s, pod, attempt](const Result<PodPtr>& r) {
                         if (r.ok()) {
                           ++metrics_.releases;
                         } else if (r.status().code() == Code::kConflict && attempt + 1 < kClaimAttempts) {
@@ -520,16 +566,19 @@ void ReplicationManager::ManageReplicas(const SyncPtr& s) {
   }
   const ReplicationController& rc = *s->rc;
   std::vector<PodPtr> active;
-  active.reserve(s->claimed.size());
-  for (const PodPtr& p : s->claimed) {
-    if (IsActive(*p)) active.push_back(p);
+  if (!s->counted) {
+    active.reserve(s->claimed.size());
+    for (const PodPtr& p : s->claimed) {
+      if (IsActive(*p)) active.push_back(p);
+    }
   }
+  const int64_t active_count = s->counted ? s->tally.active : static_cast<int64_t>(active.size());
   int64_t desired = rc.spec.replicas;
-  int64_t diff = static_cast<int64_t>(active.size()) - desired;
+  int64_t diff = active_count - desired;
   bool deleting = !MayWrite(*s);
   if (!s->manage || deleting || diff == 0) {
     if (trace_->enabled() && diff != 0) {
-      Trace("sync " + s->key + " active=" + std::to_string(active.size()) +
+      Trace("sync " + s->key + " active=" + std::to_string(active_count) +
             " desired=" + std::to_string(desired) + (deleting ? " deleting" : " waiting for expectations"));
     }
     if (!s->manage && !deleting && diff != 0) {
@@ -547,12 +596,12 @@ void ReplicationManager::ManageReplicas(const SyncPtr& s) {
       return;
     }
     if (unverified_creates_.contains(s->exp_key)) {
-      VerifyThenCreate(s, static_cast<int64_t>(active.size()));
+      VerifyThenCreate(s, active_count);
       return;
     }
     int n = static_cast<int>(std::min<int64_t>(-diff, options_.burst_replicas));
     if (trace_->enabled()) {
-      Trace("sync " + s->key + " active=" + std::to_string(active.size()) +
+      Trace("sync " + s->key + " active=" + std::to_string(active_count) +
             " desired=" + std::to_string(desired) + " create=" + std::to_string(n));
     }
     StartCreates(s, n, 0);
@@ -560,7 +609,7 @@ void ReplicationManager::ManageReplicas(const SyncPtr& s) {
   }
   int n = static_cast<int>(std::min<int64_t>(diff, options_.burst_replicas));
   if (trace_->enabled()) {
-    Trace("sync " + s->key + " active=" + std::to_string(active.size()) +
+    Trace("sync " + s->key + " active=" + std::to_string(active_count) +
           " desired=" + std::to_string(desired) + " delete=" + std::to_string(n));
   }
   SortForDeletion(active);
@@ -575,9 +624,9 @@ void ReplicationManager::ManageReplicas(const SyncPtr& s) {
     DeleteOptions opts;
     opts.precondition_uid = p.metadata.uid;
     std::string pod_key = victims[i];
-    api_->pods().Delete(
-        p.metadata.namespace_, p.metadata.name, opts,
-        OnExecutor<Result<PodPtr>>([this, s, pod_key](Result<PodPtr> r) { OnDeleteDone(s, pod_key, r); }));
+    api_->pods().Delete(p.metadata.namespace_, p.metadata.name, opts,
+                        OnExecutor<Result<PodPtr>>(
+                            [this, s, pod_key](const Result<PodPtr>& r) { OnDeleteDone(s, pod_key, r); }));
   }
 }
 
@@ -644,8 +693,9 @@ void ReplicationManager::IssueCreateBatch(const SyncPtr& s) {
   s->remaining_creates -= n;
   s->pending = n;
   for (int i = 0; i < n; ++i) {
-    api_->pods().Create(s->rc->metadata.namespace_, s->pod_to_create,
-                        OnExecutor<Result<PodPtr>>([this, s](Result<PodPtr> r) { OnCreateDone(s, r); }));
+    api_->pods().Create(
+        s->rc->metadata.namespace_, s->pod_to_create,
+        OnExecutor<Result<PodPtr>>([this, s](const Result<PodPtr>& r) { OnCreateDone(s, r); }));
   }
 }
 
@@ -736,7 +786,8 @@ void ReplicationManager::UpdateStatus(const SyncPtr& s) {
     return;
   }
   const ReplicationController& rc = *s->rc;
-  ReplicationControllerStatus st = ComputeStatus(rc, s->claimed, clock_->Now());
+  ReplicationControllerStatus st =
+      s->counted ? ComputeStatus(rc, s->tally) : ComputeStatus(rc, s->claimed, clock_->Now());
   st.conditions = WithReplicaFailure(rc.status.conditions, s->manage_error, s->failure_reason, clock_->Now());
   if (st.ready_replicas > st.available_replicas && rc.spec.min_ready_seconds > 0) {
     queue_.AddAfter(s->key, std::chrono::seconds(rc.spec.min_ready_seconds));

@@ -120,6 +120,7 @@ class ReplicationManager {
   // The sync may create, delete or adopt: its controller is current and not being deleted.
   bool MayWrite(const Sync& s) const;
   void ClaimPods(const SyncPtr& s);
+  bool ClaimByCounting(const SyncPtr& s);
   void Adopt(const SyncPtr& s, const PodPtr& pod, int attempt);
   void Release(const SyncPtr& s, const PodPtr& pod, int attempt);
   void RecheckClaim(const SyncPtr& s, const PodPtr& pod, int attempt, bool adopt);
