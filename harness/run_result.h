@@ -63,6 +63,7 @@ struct RunResult {
   std::string file;
   uint64_t seed = 0;
   std::string tier;
+  std::string mode = "sim";  // "sim", or "real" (rcsim run --real: wall-clock times, no trace)
   bool passed = false;
   // Set when the run itself could not proceed (e.g. a controller was refused by the API); the run
   // then fails with this reason.

@@ -57,6 +57,14 @@ std::string ReplayCommand(const std::string& file, uint64_t seed) {
   return "rcsim replay " + quoted + " --seed " + std::to_string(seed);
 }
 
+std::string ReplayCommandFor(const RunResult& r) {
+  if (r.mode != "real") return ReplayCommand(r.file, r.seed);
+  std::string cmd = ReplayCommand(r.file, r.seed);  // "rcsim replay <quoted file> --seed N"
+  cmd = cmd.substr(0, cmd.rfind(" --seed "));
+  return "rcsim run --real " + cmd.substr(std::string("rcsim replay ").size()) + " --seed " +
+         std::to_string(r.seed);
+}
+
 RunResult RunScenario(const Scenario& s, uint64_t seed, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   RunResult r;

@@ -36,6 +36,9 @@ RunResult RunScenario(const Scenario& scenario, uint64_t seed, const RunOptions&
 
 // "rcsim replay <file> --seed <seed>", the command that reproduces a run.
 std::string ReplayCommand(const std::string& file, uint64_t seed);
+// The command that reproduces `r`: ReplayCommand for a simulated run, "rcsim run --real <file>" for
+// a real one (a real run cannot be replayed, only run again).
+std::string ReplayCommandFor(const RunResult& r);
 
 }  // namespace rcsim
 

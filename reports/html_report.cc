@@ -217,7 +217,7 @@ std::string CdfSvg(const SwarmStats& s) {
   const double n = static_cast<double>(s.runs);
   for (std::size_t i = 0; i < s.convergence.size(); ++i) {
     double x = X(s.convergence[i]);
-    pts += " " + Num(x) + "," + Num(Y(static_cast<double>(i) / n)) + " " + Num(x) + "," + Num(Y((i + 1) / n));
+    pts += " " + Num(x) + "," + Num(Y(static_cast<double>(i) / n)) + " " + Num(x) + "," + Num(Y(static_cast<double>(i + 1) / n));
   }
   pts += " " + Num(X(x_max)) + "," + Num(Y(static_cast<double>(s.convergence.size()) / n));
   svg += "<polyline class=\"series cdf-line\" points=\"" + pts + "\"/>\n</svg>";
@@ -260,6 +260,7 @@ std::string PairedSvg(const std::vector<RunComparison>& cs) {
 
 std::string HtmlReport(const std::vector<RunResult>& results, const HtmlOptions& options) {
   std::vector<const RunResult*> order;
+  order.reserve(results.size());
   for (const RunResult& r : results) order.push_back(&r);
   std::stable_sort(order.begin(), order.end(),
                    [](const RunResult* a, const RunResult* b) { return !a->passed && b->passed; });
@@ -320,8 +321,9 @@ svg text{font-size:11px;fill:#555}
   h += "</table>\n";
 
   if (!options.comparisons.empty()) {
-    h += "<section class=\"baseline\"><h2>Against the baseline</h2>\n<p>regression: a change beyond " +
-         Num(options.regression_factor) + "x in convergence or API calls, or a verdict turning FAIL</p>\n";
+    h += "<section class=\"baseline\"><h2>" + XmlEscape(options.comparison_title) +
+         "</h2>\n<p>regression: a change beyond " + Num(options.regression_factor) +
+         "x in convergence or API calls, or a verdict turning FAIL</p>\n";
     h += "<table class=\"comparison\"><tr><th>scenario</th><th>seed</th><th>verdict</th><th>convergence</th>"
          "<th>API calls</th><th>change</th></tr>\n";
     for (const RunComparison& c : options.comparisons) {
@@ -389,7 +391,7 @@ svg text{font-size:11px;fill:#555}
            ")</span></li>\n";
     }
     h += "</ul>\n";
-    if (!r.passed) h += "<p>reproduce: <code>" + XmlEscape(ReplayCommand(r.file, r.seed)) + "</code></p>\n";
+    if (!r.passed) h += "<p>reproduce: <code>" + XmlEscape(ReplayCommandFor(r)) + "</code></p>\n";
     h += SvgPlot(r) + "\n";
     if (r.controllers.size() > 1) {
       for (const ControllerOutcome& c : r.controllers) {

@@ -23,6 +23,9 @@ struct HtmlOptions {
   double wall_seconds = -1;                // the suite's wall time; < 0: the sum of the runs'
   std::vector<RunComparison> comparisons;  // --baseline; empty: no comparison section
   double regression_factor = 1.2;
+  // The comparison section's heading; rcsim run --compare sets "Simulation and real mode" (the
+  // simulation is then the left-hand side of each arrow, real mode the right).
+  std::string comparison_title = "Against the baseline";
 };
 
 // One series (a controller's, or the totals) as a plot; `attrs` are the <svg> element's attributes.

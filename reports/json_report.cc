@@ -76,9 +76,10 @@ json RunResultToJson(const RunResult& r) {
   j["file"] = r.file;
   j["seed"] = r.seed;
   j["tier"] = r.tier;
+  j["mode"] = r.mode;
   j["verdict"] = r.passed ? "PASS" : "FAIL";
   j["error"] = r.error;
-  j["replay"] = ReplayCommand(r.file, r.seed);
+  j["replay"] = ReplayCommandFor(r);
 
   json expectations = json::array(), convergence = json::array();
   for (const ExpectationOutcome& o : r.expectations) {

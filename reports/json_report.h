@@ -1,7 +1,8 @@
 // The per-scenario JSON report (DIR/<scenario>.json).
 //
 // Shape (keys sorted; times in virtual seconds, rounded to the microsecond):
-//   scenario, file, seed, tier, verdict ("PASS"/"FAIL"), error (run error or ""), replay (command),
+//   scenario, file, seed, tier, mode ("sim", or "real": times are wall-clock seconds since the run
+//   started), verdict ("PASS"/"FAIL"), error (run error or ""), replay (command),
 //   expectations: [{kind, expectation (as written), passed, measured, detail}],
 //   convergence: [{controller, after, seconds (null if never)}], convergence_max_seconds,
 //   api_calls: {get, list, watch, create, update, patch, delete, total}, peak_active,

@@ -76,7 +76,7 @@ std::string JunitXml(const std::vector<RunResult>& results, bool per_seed, const
     std::string name = per_seed ? r.scenario + " seed=" + std::to_string(r.seed) : r.scenario;
     out += "    <testcase classname=\"rcsim." + XmlEscape(r.tier) + "\" name=\"" + XmlEscape(name) +
            "\" file=\"" + XmlEscape(r.file) + "\" time=\"" + Seconds(r.wall_seconds) + "\">\n";
-    std::string replay = ReplayCommand(r.file, r.seed);
+    std::string replay = ReplayCommandFor(r);
     if (!r.passed) {
       std::string message, body;
       if (!r.error.empty()) {

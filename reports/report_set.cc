@@ -57,6 +57,7 @@ Result<RunResult> RunResultFromJson(const json& j) {
     r.file = j.at("file").get<std::string>();
     r.seed = j.at("seed").get<uint64_t>();
     r.tier = j.at("tier").get<std::string>();
+    r.mode = j.value("mode", "sim");
     r.passed = j.at("verdict") == "PASS";
     r.error = j.at("error").get<std::string>();
     for (const json& e : j.at("expectations")) {

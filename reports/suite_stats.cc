@@ -47,7 +47,7 @@ std::vector<SwarmStats> ComputeSwarmStats(const std::vector<RunResult>& results)
       ++s.passed;
     } else {
       s.failing_seeds.push_back(r.seed);
-      s.replay.push_back(ReplayCommand(r.file, r.seed));
+      s.replay.push_back(ReplayCommandFor(r));
     }
     if (r.any_not_converged) {
       ++s.never_converged;
@@ -117,10 +117,10 @@ std::vector<RunComparison> CompareWithBaseline(const std::vector<RunResult>& now
       c.base_never = b.any_not_converged;
       if (b.convergence && !b.any_not_converged) c.base_convergence = ToSeconds(*b.convergence);
       c.base_calls = b.api_calls_total;
-      if (b.passed && !r.passed) c.regressions.push_back("verdict PASS -> FAIL");
-      if (!b.passed && r.passed) c.improvements.push_back("verdict FAIL -> PASS");
-      if (!c.base_never && c.now_never) c.regressions.push_back("converged -> never converged");
-      if (c.base_never && !c.now_never) c.improvements.push_back("never converged -> converged");
+      if (b.passed && !r.passed) c.regressions.emplace_back("verdict PASS -> FAIL");
+      if (!b.passed && r.passed) c.improvements.emplace_back("verdict FAIL -> PASS");
+      if (!c.base_never && c.now_never) c.regressions.emplace_back("converged -> never converged");
+      if (c.base_never && !c.now_never) c.improvements.emplace_back("never converged -> converged");
       if (c.base_convergence && c.now_convergence) {
         double a = *c.base_convergence, n = *c.now_convergence;
         std::string what = "convergence " + Secs(a) + " -> " + Secs(n) + " (" + Factor(a, n) + ")";

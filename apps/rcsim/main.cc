@@ -3,14 +3,18 @@
 //   rcsim run PATH... [--seed N] [--seeds N] [--tier fast|slow|all] [--filter REGEX] [--jobs N]
 //                     [--report DIR] [--quiet] [--shard K/N [--timings DIR]] [--baseline DIR
 //                     [--regression 1.2x] [--fail-on-regression]] [--events FILE] [--timeout D]
+//   rcsim run --real PATH... [--kubeconfig FILE [--context C]] [--report DIR] [--timeout D] ...
+//   rcsim run --compare PATH... [--report DIR]
 //   rcsim report merge DIR... --out DIR
 //   rcsim replay FILE [--seed N]
 //   rcsim validate PATH...
 //   rcsim schema
 //
 // Exit status: 0 every run passed, 1 a run failed, 2 bad input or usage (nothing ran).
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -39,6 +43,9 @@
 #include "reports/junit_report.h"
 #include "reports/report_set.h"
 #include "reports/suite_stats.h"
+#ifdef RCSIM_REAL_MODE
+#include "harness/real/real_runner.h"
+#endif
 
 namespace rcsim {
 namespace {
@@ -72,6 +79,17 @@ run options:
   --fail-on-regression  exit 1 when a run regressed against the baseline
   --events FILE     write every run's world changes and manager actions as JSON Lines
   --timeout D       stop and fail a run after D of wall time (e.g. 5m)
+
+real mode (docs/scenarios.md, "Real mode"):
+  --real            run each scenario against real processes on the wall clock: etcd, the apiserver,
+                    the controller-manager behind rcsim's fault proxy (one stack per scenario, on free
+                    loopback ports, stopped at the end, also on failure or SIGINT)
+  --kubeconfig F    with --real: use the cluster of this kubeconfig instead (events that need process
+                    control or the fault proxy are refused); --context C picks its context
+  --compare         run each scenario in the simulation and for real; report both side by side
+                    (a verdict that differs is a failure)
+  --apiserver-binary F, --controller-manager-binary F, --etcd-binary F
+                    the programs real mode starts (default: beside rcsim in the build tree, /usr/bin/etcd)
 
   rcsim report merge DIR... --out DIR   join shard reports into one (JSON, JUnit, HTML)
 
@@ -119,6 +137,13 @@ struct Args {
   bool fail_on_regression = false;
   std::string events_file;
   double timeout_seconds = 0;
+  bool real = false;
+  bool compare = false;
+  std::string kubeconfig;
+  std::string context;
+  std::string apiserver_binary;
+  std::string controller_manager_binary;
+  std::string etcd_binary = "/usr/bin/etcd";
 };
 
 Args ParseArgs(const std::vector<std::string>& argv, bool replay) {
@@ -194,6 +219,20 @@ Args ParseArgs(const std::vector<std::string>& argv, bool replay) {
     } else if (flag == "--events" && !replay) {
       a.events_file = take();
       if (a.events_file.empty()) throw UsageError{"--events: empty file name"};
+    } else if ((flag == "--real" || flag == "--compare") && !replay) {
+      if (has_value) throw UsageError{flag + " takes no value"};
+      (flag == "--real" ? a.real : a.compare) = true;
+    } else if (flag == "--kubeconfig" && !replay) {
+      a.kubeconfig = take();
+      if (a.kubeconfig.empty()) throw UsageError{"--kubeconfig: empty file name"};
+    } else if (flag == "--context" && !replay) {
+      a.context = take();
+    } else if (flag == "--apiserver-binary" && !replay) {
+      a.apiserver_binary = take();
+    } else if (flag == "--controller-manager-binary" && !replay) {
+      a.controller_manager_binary = take();
+    } else if (flag == "--etcd-binary" && !replay) {
+      a.etcd_binary = take();
     } else if (flag == "--timeout") {
       std::string v = take();
       Result<Duration> d = ParseDuration(v);
@@ -219,10 +258,11 @@ std::string ResultLine(const RunResult& r) {
   std::string conv = r.any_not_converged ? "never" : r.convergence ? Secs(*r.convergence) : "-";
   std::string line =
       std::string(r.passed ? "PASS" : "FAIL") + "  " + r.scenario + "  seed=" + std::to_string(r.seed) +
-      "  converged=" + conv + "  virtual=" +
+      (r.mode == "real" ? "  mode=real" : "") + "  converged=" + conv +
+      (r.mode == "real" ? "  elapsed=" : "  virtual=") +
       FormatScenarioDuration(std::chrono::duration_cast<std::chrono::milliseconds>(r.virtual_time)) +
       "  wall=" + wall;
-  if (!r.passed) line += "  replay: " + ReplayCommand(r.file, r.seed);
+  if (!r.passed) line += (r.mode == "real" ? "  rerun: " : "  replay: ") + ReplayCommandFor(r);
   return line;
 }
 
@@ -303,6 +343,43 @@ void AppendEvents(std::ostream& out, const RunResult& r) {
   }
 }
 
+#ifdef RCSIM_REAL_MODE
+std::atomic<bool> g_interrupted{false};
+extern "C" void OnInterrupt(int) { g_interrupted.store(true); }
+
+// A program real mode starts: `given`, else beside rcsim in the build tree (apps/<name>/<name>), else
+// in rcsim's own folder, else `name` (found on PATH by the caller's error).
+std::string FindProgram(const std::string& given, const std::string& name) {
+  if (!given.empty()) return given;
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const std::filesystem::path& p :
+         {self.parent_path().parent_path() / name / name, self.parent_path() / name}) {
+      if (std::filesystem::exists(p, ec)) return p.string();
+    }
+  }
+  for (const char* dir : {"/usr/local/bin/", "/usr/bin/"}) {
+    if (std::filesystem::exists(std::string(dir) + name, ec)) return std::string(dir) + name;
+  }
+  return name;
+}
+
+// One line per scenario of --compare: both verdicts, both convergence times and their ratio.
+struct CompareRow {
+  std::string scenario;
+  bool sim_passed = false, real_passed = false;
+  std::optional<double> sim_convergence, real_convergence;
+  std::optional<double> ratio;  // real / sim
+  bool same_verdict() const { return sim_passed == real_passed; }
+};
+
+std::optional<double> Convergence(const RunResult& r) {
+  if (r.any_not_converged || !r.convergence) return std::nullopt;
+  return ToSeconds(*r.convergence);
+}
+#endif
+
 int Run(const std::vector<std::string>& argv) {
   const auto wall_start = std::chrono::steady_clock::now();
   Args a = ParseArgs(argv, /*replay=*/false);
@@ -352,6 +429,41 @@ int Run(const std::vector<std::string>& argv) {
   const std::vector<PlannedRun>* plan = &plan_runs;
   if (full->empty()) std::cerr << "rcsim: no scenario matches the tier and filter\n";
   WarnIfHuge(*scenarios, a.timeout_seconds);
+  if (!a.kubeconfig.empty() && !a.real) return Usage("--kubeconfig: only with --real");
+  if (!a.context.empty() && a.kubeconfig.empty()) return Usage("--context: only with --kubeconfig");
+  if (a.real && a.compare) return Usage("--real and --compare: give one (--compare runs both modes)");
+#ifdef RCSIM_REAL_MODE
+  RealRunOptions real_options;
+  if (a.real || a.compare) {
+    // Refuse, before anything runs, what real mode cannot do (every problem of every scenario).
+    int problems = 0;
+    for (const Scenario& s : *scenarios) {
+      for (const std::string& p : RealModeProblems(s, !a.kubeconfig.empty())) {
+        std::cerr << p << "\n";
+        ++problems;
+      }
+    }
+    if (problems > 0) {
+      std::cerr << "rcsim: " << problems << " event(s) or expectation(s) real mode cannot do; nothing ran\n";
+      return kExitUsage;
+    }
+    real_options.etcd_binary = a.etcd_binary;
+    real_options.apiserver_binary = FindProgram(a.apiserver_binary, "apiserver");
+    real_options.controller_manager_binary = FindProgram(a.controller_manager_binary, "controller-manager");
+    real_options.kubeconfig = a.kubeconfig;
+    real_options.context = a.context;
+    real_options.wall_timeout_seconds = a.timeout_seconds;
+    real_options.interrupted = [] { return g_interrupted.load(); };
+    real_options.log = [](const std::string& line) { std::cerr << "rcsim: " << line << std::endl; };
+    struct sigaction sa {};
+    sa.sa_handler = OnInterrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+  }
+#else
+  if (a.real || a.compare) return Usage("--real / --compare: this rcsim was built without the backends");
+#endif
 
   int jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   Progress progress(plan->size(), isatty(STDOUT_FILENO) != 0);
@@ -371,7 +483,7 @@ int Run(const std::vector<std::string>& argv) {
     }
   }
   progress.Draw(0, 0);
-  std::vector<RunResult> results = RunPlan(*plan, jobs, run_options, [&](std::size_t i, const RunResult& r) {
+  auto on_done = [&](std::size_t i, const RunResult& r) {
     finished[i] = &r;
     ++done;
     failed += r.passed ? 0 : 1;
@@ -383,7 +495,32 @@ int Run(const std::vector<std::string>& argv) {
     }
     std::cout << std::flush;
     progress.Draw(done, failed);
-  });
+  };
+  std::vector<RunResult> results;
+  std::vector<RunResult> sim_results;  // --compare: the simulation's runs
+  bool interrupted = false;
+  if (!a.real && !a.compare) {
+    results = RunPlan(*plan, jobs, run_options, on_done);
+  }
+#ifdef RCSIM_REAL_MODE
+  if (a.compare) sim_results = RunPlan(*plan, jobs, run_options, [](std::size_t, const RunResult&) {});
+  if (a.real || a.compare) {
+    // One run at a time: each starts its own processes, and runs side by side would skew the clock.
+    results.resize(plan->size());
+    for (std::size_t i = 0; i < plan->size(); ++i) {
+      if (g_interrupted.load()) break;
+      results[i] = RunScenarioReal(*(*plan)[i].scenario, (*plan)[i].seed, real_options);
+      on_done(i, results[i]);
+    }
+    interrupted = g_interrupted.load();
+    if (interrupted) {
+      std::size_t ran = 0;
+      while (ran < results.size() && finished[ran] != nullptr) ++ran;
+      results.resize(ran);
+      if (!sim_results.empty()) sim_results.resize(ran);
+    }
+  }
+#endif
   progress.Clear();
   if (events.is_open()) {
     events.close();
@@ -403,6 +540,42 @@ int Run(const std::vector<std::string>& argv) {
   }
   HtmlOptions html;
   int regressed = 0;
+  int differing = 0;
+#ifdef RCSIM_REAL_MODE
+  std::vector<CompareRow> rows;
+  if (a.compare) {
+    // The simulation is the "baseline" of the comparison table and paired plot; a 3x convergence
+    // difference is what the two modes are expected to stay within.
+    html.comparisons = CompareWithBaseline(results, sim_results, 3.0);
+    html.regression_factor = 3.0;
+    html.comparison_title = "Simulation and real mode";
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      CompareRow row;
+      row.scenario = results[i].scenario;
+      row.sim_passed = sim_results[i].passed;
+      row.real_passed = results[i].passed;
+      row.sim_convergence = Convergence(sim_results[i]);
+      row.real_convergence = Convergence(results[i]);
+      if (row.sim_convergence && row.real_convergence && *row.sim_convergence > 0) {
+        row.ratio = *row.real_convergence / *row.sim_convergence;
+      }
+      auto secs = [](std::optional<double> v) {
+        if (!v) return std::string("never");
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "%.3fs", *v);
+        return std::string(buf);
+      };
+      char ratio[32] = "-";
+      if (row.ratio) std::snprintf(ratio, sizeof(ratio), "%.2fx", *row.ratio);
+      std::cout << (row.same_verdict() ? "SAME    " : "DIFFERS ") << row.scenario
+                << "  sim=" << (row.sim_passed ? "PASS" : "FAIL") << " " << secs(row.sim_convergence)
+                << "  real=" << (row.real_passed ? "PASS" : "FAIL") << " " << secs(row.real_convergence)
+                << "  real/sim=" << ratio << "\n";
+      differing += row.same_verdict() ? 0 : 1;
+      rows.push_back(row);
+    }
+  }
+#endif
   if (baseline) {
     html.comparisons = CompareWithBaseline(results, baseline->results, a.regression);
     html.regression_factor = a.regression;
@@ -435,12 +608,43 @@ int Run(const std::vector<std::string>& argv) {
       std::ofstream(std::filesystem::path(a.report_dir) / "swarm.json")
           << SwarmStatsToJson(ComputeSwarmStats(results)).dump(2) << "\n";
     }
+#ifdef RCSIM_REAL_MODE
+    if (a.compare) {
+      // DIR holds the real runs (with the comparison), DIR/sim the simulated ones, DIR/compare.json both.
+      ReportSet sim_set = set;
+      sim_set.results = sim_results;
+      if (Status st2 = WriteReportSet((std::filesystem::path(a.report_dir) / "sim").string(), sim_set);
+          !st2.ok()) {
+        std::cerr << "rcsim: --report: " << st2.message() << "\n";
+        return kExitUsage;
+      }
+      nlohmann::json cmp = nlohmann::json::array();
+      for (const CompareRow& row : rows) {
+        auto opt = [](std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+        cmp.push_back({{"scenario", row.scenario},
+                       {"sim",
+                        {{"verdict", row.sim_passed ? "PASS" : "FAIL"},
+                         {"convergence_seconds", opt(row.sim_convergence)}}},
+                       {"real",
+                        {{"verdict", row.real_passed ? "PASS" : "FAIL"},
+                         {"convergence_seconds", opt(row.real_convergence)}}},
+                       {"same_verdict", row.same_verdict()},
+                       {"convergence_ratio", opt(row.ratio)}});
+      }
+      std::ofstream(std::filesystem::path(a.report_dir) / "compare.json")
+          << nlohmann::json{{"runs", cmp}}.dump(2) << "\n";
+    }
+#endif
   }
   std::string summary =
       std::to_string(results.size() - failed) + " passed, " + std::to_string(failed) + " failed";
   if (baseline) summary += ", " + std::to_string(regressed) + " regressed";
+  if (a.compare)
+    summary += " (real mode), " + std::to_string(differing) + " verdicts differ from the simulation";
+  if (interrupted) summary += " (interrupted: the rest did not run)";
   std::cout << summary << std::endl;
-  if (failed > 0) return kExitFail;
+  if (interrupted) return 130;
+  if (failed > 0 || differing > 0) return kExitFail;
   return regressed > 0 && a.fail_on_regression ? kExitFail : kExitPass;
 }
 

@@ -1,0 +1,870 @@
+#include "harness/real/real_runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+#include <set>
+#include <variant>
+
+#include "backends/httpclient/http_api_client.h"
+#include "backends/httpclient/kubeconfig.h"
+#include "engine/labels.h"
+#include "harness/checkers.h"
+#include "harness/duration.h"
+#include "harness/event_injector.h"
+#include "harness/real/hollow_nodes.h"
+#include "harness/real/real_monitor.h"
+#include "harness/real/real_stack.h"
+
+namespace rcsim {
+namespace {
+
+using nlohmann::json;
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr Verb kAllVerbs[] = {Verb::kGet,    Verb::kList,  Verb::kWatch, Verb::kCreate,
+                              Verb::kUpdate, Verb::kPatch, Verb::kDelete};
+
+std::string NamespaceOf(const Scenario& s, const std::string& name) {
+  for (const ControllerConfig& c : s.controllers) {
+    if (c.name == name) return c.namespace_;
+  }
+  for (const ScenarioEvent& e : s.events) {
+    if (const auto* c = std::get_if<CreateControllerAction>(&e.action); c && c->controller.name == name) {
+      return c->controller.namespace_;
+    }
+  }
+  return "default";
+}
+
+std::string Seconds(Duration d) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3fs", ToSeconds(d));
+  return buf;
+}
+
+double RoundedSeconds(Duration d) {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(d).count()) / 1e6;
+}
+
+std::string WindowText(Duration after, std::optional<Duration> until) {
+  return " from " + FormatScenarioDuration(after) + " to " +
+         (until ? FormatScenarioDuration(*until) : "the end");
+}
+
+TimePoint WallNow() {
+  return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
+}
+
+// A synchronous call on an ApiClient (bounded by the client's request timeout).
+template <typename T>
+T Call(const std::function<void(Callback<T>)>& call) {
+  auto p = std::make_shared<std::promise<T>>();
+  std::future<T> f = p->get_future();
+  call([p](T v) { p->set_value(std::move(v)); });
+  return f.get();
+}
+
+// One change the watches saw, queued by the client's threads for the runner's thread.
+struct Observed {
+  Duration t{0};
+  bool pod = true;
+  ApiWatchEvent<Pod>::Type type = ApiWatchEvent<Pod>::Type::kAdded;
+  PodPtr pod_object;
+  ControllerPtr rc_object;
+  bool broken = false;  // the watch ended (kError): re-list and watch again
+};
+
+class Observer {
+ public:
+  Observer(ApiClient* api, SteadyClock::time_point origin) : api_(api), origin_(origin) {}
+  ~Observer() { Stop(); }
+  void Start() {
+    StartPods();
+    StartControllers();
+  }
+  void StartPods() {
+    pods_watch_ = api_->pods().Watch("", ListOptions{}, "", [this](const ApiWatchEvent<Pod>& e) {
+      Observed o;
+      o.t = Now();
+      o.pod = true;
+      o.type = e.type;
+      o.pod_object = e.object;
+      o.broken = e.type == ApiWatchEvent<Pod>::Type::kError;
+      Push(std::move(o));
+    });
+  }
+  void StartControllers() {
+    rcs_watch_ = api_->controllers().Watch(
+        "", ListOptions{}, "", [this](const ApiWatchEvent<ReplicationController>& e) {
+          Observed o;
+          o.t = Now();
+          o.pod = false;
+          o.type = static_cast<ApiWatchEvent<Pod>::Type>(static_cast<int>(e.type));
+          o.rc_object = e.object;
+          o.broken = e.type == ApiWatchEvent<ReplicationController>::Type::kError;
+          Push(std::move(o));
+        });
+  }
+  void Stop() {
+    pods_watch_.reset();
+    rcs_watch_.reset();
+  }
+  Duration Now() const { return std::chrono::duration_cast<Duration>(SteadyClock::now() - origin_); }
+  // Waits until something was observed or `until` passes; returns what was observed.
+  std::deque<Observed> Take(SteadyClock::time_point until) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_until(lock, until, [&] { return !queue_.empty(); });
+    std::deque<Observed> out;
+    out.swap(queue_);
+    return out;
+  }
+
+ private:
+  void Push(Observed o) {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(o));
+    cv_.notify_all();
+  }
+  ApiClient* api_;
+  SteadyClock::time_point origin_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Observed> queue_;  // guarded by mu_
+  std::unique_ptr<ApiWatch> pods_watch_, rcs_watch_;
+};
+
+int HttpCodeOf(Code c) {
+  switch (c) {
+    case Code::kForbidden: return 403;
+    case Code::kInternal: return 500;
+    default: return 503;
+  }
+}
+std::string ReasonOf(Code c) {
+  switch (c) {
+    case Code::kForbidden: return "Forbidden";
+    case Code::kInternal: return "InternalError";
+    default: return "ServiceUnavailable";
+  }
+}
+
+// What the runner does at a moment: a scenario event or a follow-up of one.
+struct Action {
+  Duration at{0};
+  uint64_t order = 0;
+  std::function<void()> fn;
+};
+
+class RealRun {
+ public:
+  RealRun(const Scenario& s, uint64_t seed, const RealRunOptions& o)
+      : s_(s), seed_(seed), o_(o), rng_(seed) {}
+  RunResult Run();
+
+ private:
+  void Fail(const std::string& why) {
+    if (r_.error.empty()) r_.error = why;
+  }
+  void Log(const std::string& line) {
+    if (o_.log) o_.log(line);
+  }
+  void Schedule(Duration at, std::function<void()> fn) {
+    actions_.push_back(Action{at, next_order_++, std::move(fn)});
+  }
+  Status EnsureNamespace(const std::string& ns);
+  Status CreateController(const ControllerConfig& c);
+  Status Fire(const ScenarioEvent& e, Duration at);
+  Status UpdateController(const std::string& name, const UpdateControllerAction& a);
+  Status DeleteController(const DeleteControllerAction& a);
+  Result<std::vector<PodPtr>> ChooseTargets(const PodTarget& target);
+  Status DeleteOrLabelPods(const PodTarget& target, const Labels* labels);
+  void Absorb(const std::deque<Observed>& observed);
+  void Relist(bool pods);
+  ExpectationOutcome Check(const Expectation& e, std::size_t probe, Duration end);
+
+  const Scenario& s_;
+  uint64_t seed_;
+  const RealRunOptions& o_;
+  std::mt19937_64 rng_;
+  RunResult r_;
+  std::unique_ptr<RealStack> stack_;
+  std::unique_ptr<HttpApiClient> api_;
+  std::unique_ptr<Observer> observer_;
+  RealMonitor monitor_;
+  std::vector<Action> actions_;
+  uint64_t next_order_ = 0;
+  std::map<std::string, std::string> namespaces_;  // controller -> namespace
+  // When the harness's actions of each instant were done (the state "at the end of" an instant the
+  // scenario names is the one after them): `at` -> the time the last action at `at` completed.
+  std::map<Duration, Duration> done_at_;
+};
+
+Status RealRun::EnsureNamespace(const std::string& ns) {
+  json body = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}};
+  Result<HttpReply> reply = Call<Result<HttpReply>>([&](const Callback<Result<HttpReply>>& cb) {
+    api_->Send("POST", "/api/v1/namespaces", body.dump(), cb);
+  });
+  if (!reply.ok()) return reply.status();
+  if (reply->status >= 300 && reply->status != 409) {
+    return Status(Code::kInternal,
+                  "creating namespace " + ns + ": HTTP " + std::to_string(reply->status) + " " + reply->body);
+  }
+  return Status::Ok();
+}
+
+Status RealRun::CreateController(const ControllerConfig& c) {
+  namespaces_[c.name] = c.namespace_;
+  Result<ControllerPtr> rc = Call<Result<ControllerPtr>>([&](const Callback<Result<ControllerPtr>>& cb) {
+    api_->controllers().Create(c.namespace_, ControllerFromConfig(c), cb);
+  });
+  if (rc.ok()) monitor_.OnController(observer_->Now(), *rc, false);
+  return rc.status();
+}
+
+Status RealRun::UpdateController(const std::string& name, const UpdateControllerAction& a) {
+  const std::string ns = namespaces_.count(name) ? namespaces_[name] : NamespaceOf(s_, name);
+  Status last;
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    Result<ControllerPtr> got = Call<Result<ControllerPtr>>(
+        [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Get(ns, name, cb); });
+    if (!got.ok()) return got.status();
+    ReplicationController rc = **got;
+    if (a.replicas) rc.spec.replicas = *a.replicas;
+    if (a.selector) rc.spec.selector = *a.selector;
+    if (a.template_) rc.spec.template_ = *a.template_;
+    Result<ControllerPtr> up = Call<Result<ControllerPtr>>(
+        [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Update(rc, cb); });
+    if (up.ok()) monitor_.OnController(observer_->Now(), *up, false);
+    last = up.status();
+    if (last.code() != Code::kConflict) return last;
+  }
+  return last;
+}
+
+Status RealRun::DeleteController(const DeleteControllerAction& a) {
+  const std::string ns =
+      namespaces_.count(a.controller) ? namespaces_[a.controller] : NamespaceOf(s_, a.controller);
+  Result<ControllerPtr> rc = Call<Result<ControllerPtr>>(
+      [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Get(ns, a.controller, cb); });
+  if (!rc.ok()) return rc.status();
+  const std::string uid = (*rc)->metadata.uid;
+  Result<ObjectList<Pod>> list = Call<Result<ObjectList<Pod>>>(
+      [&](const Callback<Result<ObjectList<Pod>>>& cb) { api_->pods().List(ns, ListOptions{}, cb); });
+  if (!list.ok()) return list.status();
+  std::vector<PodPtr> dependents;
+  for (const PodPtr& p : list->items) {
+    const OwnerReference* ref = p->metadata.ControllerRef();
+    if (ref != nullptr && ref->uid == uid) dependents.push_back(p);
+  }
+  if (!a.cascade) {
+    // Orphan the dependents first, as Kubernetes' orphan finalizer does.
+    for (const PodPtr& dep : dependents) {
+      Status st;
+      PodPtr p = dep;
+      for (int attempt = 0; attempt < 10; ++attempt) {
+        Pod pod = *p;
+        auto& refs = pod.metadata.owner_references;
+        refs.erase(
+            std::remove_if(refs.begin(), refs.end(), [&](const OwnerReference& o) { return o.uid == uid; }),
+            refs.end());
+        Result<PodPtr> up =
+            Call<Result<PodPtr>>([&](const Callback<Result<PodPtr>>& cb) { api_->pods().Update(pod, cb); });
+        if (up.ok()) monitor_.OnPod(observer_->Now(), *up, false);
+        st = up.status();
+        if (st.code() != Code::kConflict) break;
+        Result<PodPtr> again = Call<Result<PodPtr>>(
+            [&](const Callback<Result<PodPtr>>& cb) { api_->pods().Get(ns, dep->metadata.name, cb); });
+        if (!again.ok()) {
+          st = again.status();
+          break;
+        }
+        p = *again;
+      }
+      if (!st.ok() && st.code() != Code::kNotFound) return st;
+    }
+  }
+  Result<ControllerPtr> del = Call<Result<ControllerPtr>>([&](const Callback<Result<ControllerPtr>>& cb) {
+    api_->controllers().Delete(ns, a.controller, DeleteOptions{uid, ""}, cb);
+  });
+  if (!del.ok()) return del.status();
+  monitor_.OnController(observer_->Now(), *del, true);
+  if (a.cascade) {
+    for (const PodPtr& p : dependents) {
+      Result<PodPtr> gone = Call<Result<PodPtr>>([&](const Callback<Result<PodPtr>>& cb) {
+        api_->pods().Delete(ns, p->metadata.name, DeleteOptions{p->metadata.uid, ""}, cb);
+      });
+      if (gone.ok()) monitor_.OnPod(observer_->Now(), *gone, true);
+      Status st = gone.status();
+      if (!st.ok() && st.code() != Code::kNotFound && st.code() != Code::kConflict) return st;
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<PodPtr>> RealRun::ChooseTargets(const PodTarget& target) {
+  ListOptions opts;
+  opts.label_selector = LabelSelector::FromMap(target.selector);
+  Result<ObjectList<Pod>> list = Call<Result<ObjectList<Pod>>>(
+      [&](const Callback<Result<ObjectList<Pod>>>& cb) { api_->pods().List(target.namespace_, opts, cb); });
+  if (!list.ok()) return list.status();
+  std::vector<PodPtr> active;
+  for (const PodPtr& p : list->items) {
+    if (IsActive(*p)) active.push_back(p);
+  }
+  std::size_t k = 0;
+  switch (target.mode) {
+    case PodTarget::Mode::kCount: k = static_cast<std::size_t>(target.count); break;
+    case PodTarget::Mode::kFraction:
+      k = static_cast<std::size_t>(std::llround(target.fraction * static_cast<double>(active.size())));
+      break;
+    case PodTarget::Mode::kAll: k = active.size(); break;
+  }
+  k = std::min(k, active.size());
+  for (std::size_t i = 0; i < k; ++i) {
+    std::size_t j = i + static_cast<std::size_t>(rng_() % (active.size() - i));
+    std::swap(active[i], active[j]);
+  }
+  active.resize(k);
+  return active;
+}
+
+Status RealRun::DeleteOrLabelPods(const PodTarget& target, const Labels* labels) {
+  Result<std::vector<PodPtr>> chosen = ChooseTargets(target);
+  if (!chosen.ok()) return chosen.status();
+  Status first;
+  for (const PodPtr& p : *chosen) {
+    Status st;
+    if (labels == nullptr) {
+      Result<PodPtr> gone = Call<Result<PodPtr>>([&](const Callback<Result<PodPtr>>& cb) {
+        api_->pods().Delete(p->metadata.namespace_, p->metadata.name, {}, cb);
+      });
+      if (gone.ok()) monitor_.OnPod(observer_->Now(), *gone, true);
+      st = gone.status();
+    } else {
+      PodPtr cur = p;
+      for (int attempt = 0; attempt < 10; ++attempt) {
+        Pod pod = *cur;
+        for (const auto& [k, v] : *labels) pod.metadata.labels[k] = v;
+        Result<PodPtr> up =
+            Call<Result<PodPtr>>([&](const Callback<Result<PodPtr>>& cb) { api_->pods().Update(pod, cb); });
+        if (up.ok()) monitor_.OnPod(observer_->Now(), *up, false);
+        st = up.status();
+        if (st.code() != Code::kConflict) break;
+        Result<PodPtr> again = Call<Result<PodPtr>>([&](const Callback<Result<PodPtr>>& cb) {
+          api_->pods().Get(p->metadata.namespace_, p->metadata.name, cb);
+        });
+        if (!again.ok()) {
+          st = again.status();
+          break;
+        }
+        cur = *again;
+      }
+    }
+    if (!st.ok() && st.code() != Code::kNotFound && first.ok()) first = st;
+  }
+  return first;
+}
+
+Status RealRun::Fire(const ScenarioEvent& e, Duration at) {
+  const EventAction& a = e.action;
+  if (const auto* d = std::get_if<DeletePodsAction>(&a)) return DeleteOrLabelPods(d->target, nullptr);
+  if (const auto* l = std::get_if<LabelPodsAction>(&a)) return DeleteOrLabelPods(l->target, &l->labels);
+  if (const auto* sc = std::get_if<ScaleAction>(&a)) {
+    UpdateControllerAction u;
+    u.controller = sc->controller;
+    u.replicas = sc->replicas;
+    return UpdateController(sc->controller, u);
+  }
+  if (const auto* u = std::get_if<UpdateControllerAction>(&a)) return UpdateController(u->controller, *u);
+  if (const auto* c = std::get_if<CreateControllerAction>(&a)) return CreateController(c->controller);
+  if (const auto* d = std::get_if<DeleteControllerAction>(&a)) return DeleteController(*d);
+  if (const auto* f = std::get_if<ApiFaultsAction>(&a)) {
+    std::vector<Verb> verbs = f->verbs;
+    if (verbs.empty()) verbs.assign(std::begin(kAllVerbs), std::end(kAllVerbs));
+    FaultProxy& proxy = stack_->proxy();
+    if (f->error_rate > 0) {
+      proxy.SetErrors(verbs, f->error_rate, HttpCodeOf(f->error_code), ReasonOf(f->error_code), f->message,
+                      f->for_);
+    }
+    if (f->timeout_rate > 0) proxy.SetTimeouts(verbs, f->timeout_rate, f->for_);
+    if (f->latency) proxy.SetLatency(verbs, f->latency->min, f->latency->max, f->for_);
+    return Status::Ok();
+  }
+  if (const auto* w = std::get_if<WatchFaultsAction>(&a)) {
+    FaultProxy& proxy = stack_->proxy();
+    if (w->compact) {
+      Result<int64_t> rev = stack_->CompactEtcd();
+      if (!rev.ok()) return rev.status();
+    }
+    if (w->drop) {
+      proxy.DropWatches();
+      // The connection flaps: watches re-established during the window break again every second.
+      for (Duration t = std::chrono::seconds(1); t < w->for_; t += std::chrono::seconds(1)) {
+        Schedule(at + t, [this] { stack_->proxy().DropWatches(); });
+      }
+    }
+    if (w->delay) proxy.SetWatchDelay(*w->delay, w->for_);
+    return Status::Ok();
+  }
+  if (const auto* st = std::get_if<StaleReadsAction>(&a)) {
+    stack_->proxy().SetReadLag(st->lag, st->for_);
+    return Status::Ok();
+  }
+  if (const auto* rm = std::get_if<RestartManagerAction>(&a)) {
+    stack_->KillManager();
+    Schedule(at + rm->down, [this] {
+      if (Status st = stack_->StartManager(); !st.ok())
+        Fail("restarting the controller-manager: " + st.ToString());
+      ++r_.manager_starts;
+    });
+    return Status::Ok();
+  }
+  if (const auto* p = std::get_if<PartitionManagerAction>(&a)) {
+    stack_->proxy().Partition(p->for_);
+    return Status::Ok();
+  }
+  return Status(Code::kInvalid, e.kind + " is not supported in real mode");
+}
+
+void RealRun::Relist(bool pods) {
+  const Duration t = observer_->Now();
+  if (pods) {
+    Result<ObjectList<Pod>> list = Call<Result<ObjectList<Pod>>>(
+        [&](const Callback<Result<ObjectList<Pod>>>& cb) { api_->pods().List("", ListOptions{}, cb); });
+    if (list.ok()) monitor_.ResyncPods(t, list->items);
+  } else {
+    Result<ObjectList<ReplicationController>> list = Call<Result<ObjectList<ReplicationController>>>(
+        [&](const Callback<Result<ObjectList<ReplicationController>>>& cb) {
+          api_->controllers().List("", ListOptions{}, cb);
+        });
+    if (list.ok()) monitor_.ResyncControllers(t, list->items);
+  }
+}
+
+void RealRun::Absorb(const std::deque<Observed>& observed) {
+  bool pods_broken = false, rcs_broken = false;
+  for (const Observed& o : observed) {
+    if (o.broken) {
+      (o.pod ? pods_broken : rcs_broken) = true;
+      continue;
+    }
+    const bool deleted = o.type == ApiWatchEvent<Pod>::Type::kDeleted;
+    if (o.type == ApiWatchEvent<Pod>::Type::kBookmark) continue;
+    if (o.pod && o.pod_object) monitor_.OnPod(o.t, o.pod_object, deleted);
+    if (!o.pod && o.rc_object) monitor_.OnController(o.t, o.rc_object, deleted);
+  }
+  // A broken watch (etcd restarted, the history compacted): watch again from now and fold in a list.
+  if (pods_broken) {
+    observer_->StartPods();
+    Relist(true);
+  }
+  if (rcs_broken) {
+    observer_->StartControllers();
+    Relist(false);
+  }
+}
+
+ExpectationOutcome RealRun::Check(const Expectation& e, std::size_t probe, Duration end) {
+  ExpectationOutcome o;
+  auto find = [&](const std::string& name) { return monitor_.Find(NamespaceOf(s_, name), name); };
+  auto rc_of = [&](const std::string& name) -> ControllerPtr {
+    auto it = monitor_.controllers().find(NamespaceOf(s_, name) + "/" + name);
+    return it == monitor_.controllers().end() ? nullptr : it->second;
+  };
+  if (const auto* c = std::get_if<ConvergedExpect>(&e.spec)) {
+    const RealMonitor::Tracked* t = find(c->controller);
+    // Searched from the moment the actions at `after` were done (the state at the end of that
+    // instant), measured from `after` itself.
+    Duration from = c->after;
+    if (auto it = done_at_.find(c->after); it != done_at_.end()) from = std::max(from, it->second);
+    std::optional<Duration> at = t ? FirstConvergedAt(t->series, from) : std::nullopt;
+    if (!at) {
+      o.passed = false;
+      o.measured = nullptr;
+      o.detail = "never converged after " + FormatScenarioDuration(c->after) + " (run ended at " +
+                 Seconds(end) + ", limit " + FormatScenarioDuration(c->within) + ")";
+    } else {
+      Duration took = *at - c->after;
+      o.passed = took <= c->within;
+      o.measured = RoundedSeconds(took);
+      o.detail = "converged " + Seconds(took) + " after " + FormatScenarioDuration(c->after) + " (limit " +
+                 FormatScenarioDuration(c->within) + ")";
+    }
+  } else if (const auto* n = std::get_if<NeverAboveExpect>(&e.spec)) {
+    int32_t peak = 0;
+    std::string at;
+    if (probe != kNoProbe) {
+      RealMonitor::Window w = monitor_.GetWindow(probe, end);
+      peak = w.any ? w.max_active : 0;
+      if (w.any) at = " at " + Seconds(w.max_active_at);
+      at += WindowText(n->after, n->until);
+    } else if (const RealMonitor::Tracked* t = find(n->controller)) {
+      peak = t->peak_active;
+      if (peak > 0) at = " at " + Seconds(t->peak_at);
+    }
+    o.passed = peak <= n->active;
+    o.measured = peak;
+    o.detail = "peak " + std::to_string(peak) + " active" + at + " (bound " + std::to_string(n->active) + ")";
+  } else if (const auto* b = std::get_if<NeverBelowExpect>(&e.spec)) {
+    RealMonitor::Window w = monitor_.GetWindow(probe, end);
+    if (!w.any) {
+      o.passed = false;
+      o.measured = nullptr;
+      o.detail = "the run ended before the window" + WindowText(b->after, b->until);
+    } else {
+      o.passed = w.min_ready >= b->ready;
+      o.measured = w.min_ready;
+      o.detail = "lowest " + std::to_string(w.min_ready) + " ready at " + Seconds(w.min_ready_at) +
+                 WindowText(b->after, b->until) + " (floor " + std::to_string(b->ready) + ")";
+    }
+  } else if (const auto* pm = std::get_if<PodsMatchingExpect>(&e.spec)) {
+    const RealMonitor::Matcher& m = monitor_.GetMatcher(probe);
+    o.passed = true;
+    o.measured = json{{"peak_active", m.peak_active}, {"running", m.running}};
+    o.detail = "peak " + std::to_string(m.peak_active) + " active";
+    if (m.peak_active > 0) o.detail += " at " + Seconds(m.peak_at);
+    if (pm->never_above) {
+      o.passed = o.passed && m.peak_active <= *pm->never_above;
+      o.detail += " (bound " + std::to_string(*pm->never_above) + ")";
+    }
+    o.detail += ", " + std::to_string(m.running) + " running at the end";
+    if (pm->final_running) {
+      o.passed = o.passed && m.running == *pm->final_running;
+      o.detail += " (want " + std::to_string(*pm->final_running) + ")";
+    }
+  } else if (const auto* cd = std::get_if<ConditionExpect>(&e.spec)) {
+    const RealMonitor::Tracked* t = find(cd->controller);
+    bool seen = false;
+    std::string reasons;
+    if (t != nullptr) {
+      if (auto it = t->conditions_seen.find(cd->type); it != t->conditions_seen.end()) {
+        for (const std::string& r : it->second) {
+          seen = seen || cd->reason.empty() || r == cd->reason;
+          reasons += (reasons.empty() ? "" : ", ") + r;
+        }
+        if (!cd->reason.empty() && !seen) reasons += " (not " + cd->reason + ")";
+      }
+    }
+    bool at_end = false;
+    if (ControllerPtr rc = rc_of(cd->controller)) {
+      for (const ReplicationControllerCondition& cond : rc->status.conditions) {
+        at_end = at_end || (cond.type == cd->type && cond.status == "True");
+      }
+    }
+    o.passed = seen == cd->seen && (!cd->final || *cd->final == at_end);
+    o.measured = json{{"seen", seen}, {"at_end", at_end}};
+    o.detail = cd->type + (seen ? " seen (" + reasons + ")" : " never seen") +
+               (at_end ? ", present at the end" : ", absent at the end");
+  } else if (const auto* f = std::get_if<FinalExpect>(&e.spec)) {
+    ControllerPtr rc = rc_of(f->controller);
+    RealMonitor::Counts c = rc ? monitor_.CountsOf(*rc) : RealMonitor::Counts{};
+    const int32_t status_replicas = rc ? rc->status.replicas : 0;
+    o.measured = json{{"running", c.running}, {"replicas_status", status_replicas}, {"desired", c.desired}};
+    const int32_t want = f->running.value_or(c.desired);
+    const bool check_running = f->running.has_value() || !f->replicas_status.has_value();
+    o.passed = true;
+    o.detail = "running " + std::to_string(c.running);
+    if (check_running) {
+      o.passed = o.passed && c.running == want;
+      o.detail += " (want " + std::to_string(want) + ")";
+    }
+    if (f->replicas_status) {
+      o.passed = o.passed && status_replicas == *f->replicas_status;
+      o.detail += ", status.replicas " + std::to_string(status_replicas) + " (want " +
+                  std::to_string(*f->replicas_status) + ")";
+    }
+  } else if (const auto* a = std::get_if<ApiCallsExpect>(&e.spec)) {
+    const uint64_t calls = a->verb ? r_.api_calls[VerbKey(*a->verb)] : r_.api_calls_total;
+    o.passed = calls <= static_cast<uint64_t>(a->at_most);
+    o.measured = calls;
+    o.detail = std::to_string(calls) + " " + (a->verb ? std::string(VerbKey(*a->verb)) + " " : "") +
+               "calls (at most " + std::to_string(a->at_most) + ")";
+  } else if (const auto* sm = std::get_if<StatusMatchesExpect>(&e.spec)) {
+    ControllerPtr rc = rc_of(sm->controller);
+    if (!rc) {
+      o.passed = false;
+      o.measured = nullptr;
+      o.detail = "controller " + NamespaceOf(s_, sm->controller) + "/" + sm->controller +
+                 " does not exist at the end";
+    } else {
+      const ReplicationController& ctl = *rc;
+      ReplicationControllerStatus want;
+      const Labels* tl = ctl.spec.template_ ? &ctl.spec.template_->metadata.labels : nullptr;
+      const TimePoint now = WallNow();
+      for (const PodPtr& pod : monitor_.PodsOf(ctl)) {
+        if (!IsActive(*pod)) continue;
+        ++want.replicas;
+        if (tl && SelectorMapMatches(*tl, pod->metadata.labels)) ++want.fully_labeled_replicas;
+        if (IsReady(*pod)) ++want.ready_replicas;
+        if (IsAvailable(*pod, ctl.spec.min_ready_seconds, now)) ++want.available_replicas;
+      }
+      want.observed_generation = ctl.metadata.generation;
+      ReplicationControllerStatus got = ctl.status;
+      got.conditions.clear();
+      want.conditions.clear();
+      auto to_json = [](const ReplicationControllerStatus& st) {
+        return json{{"replicas", st.replicas},
+                    {"fullyLabeledReplicas", st.fully_labeled_replicas},
+                    {"readyReplicas", st.ready_replicas},
+                    {"availableReplicas", st.available_replicas},
+                    {"observedGeneration", st.observed_generation}};
+      };
+      o.passed = to_json(got) == to_json(want);
+      o.measured = json{{"status", to_json(got)}, {"observed", to_json(want)}};
+      o.detail = o.passed ? "status matches (replicas " + std::to_string(got.replicas) + ", ready " +
+                                std::to_string(got.ready_replicas) + ", generation " +
+                                std::to_string(got.observed_generation) + ")"
+                          : "status " + to_json(got).dump() + " but observed " + to_json(want).dump();
+    }
+  }
+  o.kind = e.kind;
+  o.text = e.text;
+  return o;
+}
+
+RunResult RealRun::Run() {
+  const auto wall_start = SteadyClock::now();
+  r_.scenario = s_.name;
+  r_.file = s_.file;
+  r_.seed = seed_;
+  r_.tier = s_.tier;
+  r_.mode = "real";
+  auto finish = [&]() -> RunResult {
+    r_.passed = r_.passed && r_.error.empty();
+    r_.wall_seconds = std::chrono::duration<double>(SteadyClock::now() - wall_start).count();
+    return r_;
+  };
+  const bool existing = !o_.kubeconfig.empty();
+  HttpApiClientOptions api_options;
+  api_options.request_timeout = std::chrono::seconds(10);
+  api_options.connect_timeout = std::chrono::seconds(2);
+  if (existing) {
+    Result<ClientConfig> cfg = LoadKubeconfig(o_.kubeconfig, o_.context);
+    if (!cfg.ok()) {
+      Fail("--kubeconfig: " + cfg.status().ToString());
+      return finish();
+    }
+    api_options.base_url = cfg->server;
+    api_options.bearer_token = cfg->token;
+    api_options.tls.ca_file = cfg->ca_file;
+    api_options.tls.ca_data = cfg->ca_data;
+    api_options.tls.cert_file = cfg->client_cert_file;
+    api_options.tls.cert_data = cfg->client_cert_data;
+    api_options.tls.key_file = cfg->client_key_file;
+    api_options.tls.key_data = cfg->client_key_data;
+    api_options.tls.insecure_skip_verify = cfg->insecure_skip_tls_verify;
+  } else {
+    RealStackOptions so;
+    so.etcd_binary = o_.etcd_binary;
+    so.apiserver_binary = o_.apiserver_binary;
+    so.controller_manager_binary = o_.controller_manager_binary;
+    so.manager_flags = ManagerFlags(s_.manager);
+    so.seed = seed_;
+    Result<std::unique_ptr<RealStack>> stack = RealStack::Start(so);
+    if (!stack.ok()) {
+      Fail("starting the real stack: " + stack.status().ToString());
+      return finish();
+    }
+    stack_ = std::move(stack).value();
+    Log("real stack: " + stack_->Describe());
+    api_options.base_url = stack_->api_url();
+  }
+  Result<std::unique_ptr<HttpApiClient>> api = HttpApiClient::Create(api_options);
+  if (!api.ok()) {
+    Fail("API client: " + api.status().ToString());
+    return finish();
+  }
+  api_ = std::move(api).value();
+  std::set<std::string> namespaces;
+  for (const ControllerConfig& c : s_.controllers) namespaces.insert(c.namespace_);
+  for (const ScenarioEvent& e : s_.events) {
+    if (const auto* c = std::get_if<CreateControllerAction>(&e.action))
+      namespaces.insert(c->controller.namespace_);
+  }
+  for (const std::string& ns : namespaces) {
+    if (Status st = EnsureNamespace(ns); !st.ok()) Fail(st.ToString());
+  }
+  std::unique_ptr<HollowNodes> nodes;
+  if (!existing) {
+    nodes = std::make_unique<HollowNodes>(api_.get(), s_.cluster.pod_start_latency.min,
+                                          s_.cluster.pod_start_latency.max, seed_);
+    nodes->Start();
+  }
+  std::vector<std::size_t> probes;
+  for (const Expectation& e : s_.expect) {
+    std::size_t probe = kNoProbe;
+    if (const auto* n = std::get_if<NeverAboveExpect>(&e.spec);
+        n && (n->after > Duration::zero() || n->until)) {
+      probe = monitor_.AddWindow(NamespaceOf(s_, n->controller), n->controller, n->after, n->until);
+    } else if (const auto* b = std::get_if<NeverBelowExpect>(&e.spec)) {
+      probe = monitor_.AddWindow(NamespaceOf(s_, b->controller), b->controller, b->after, b->until);
+    } else if (const auto* m = std::get_if<PodsMatchingExpect>(&e.spec)) {
+      probe = monitor_.AddMatcher(m->namespace_, m->selector);
+    }
+    probes.push_back(probe);
+  }
+  r_.manager_starts = existing ? 0 : 1;
+
+  const auto origin = SteadyClock::now();
+  observer_ = std::make_unique<Observer>(api_.get(), origin);
+  observer_->Start();
+  for (std::size_t i = 0; i < s_.controllers.size(); ++i) {
+    if (Status st = CreateController(s_.controllers[i]); !st.ok()) {
+      Fail("/controllers/" + std::to_string(i) + ": the API refused it: " + st.ToString());
+    }
+  }
+  done_at_[Duration::zero()] = observer_->Now();
+  for (std::size_t i = 0; i < s_.events.size(); ++i) {
+    const ScenarioEvent& e = s_.events[i];
+    Schedule(e.at, [this, i] {
+      const ScenarioEvent& ev = s_.events[i];
+      const Duration now = observer_->Now();
+      r_.events.push_back(EventMark{now, ev.kind, ev.text});
+      Status st = Fire(ev, ev.at);
+      if (!st.ok()) Fail("/events/" + std::to_string(i) + " (" + ev.kind + ") failed: " + st.ToString());
+      Duration& done = done_at_[ev.at];
+      done = std::max(done, observer_->Now());
+    });
+  }
+
+  const Duration settle = s_.SettleTime();
+  const Duration quiet = s_.QuietPeriod();
+  Duration end{0};
+  while (true) {
+    Absorb(observer_->Take(SteadyClock::now()));
+    const Duration now = observer_->Now();
+    // Due actions, in time order (ties in scheduling order); they may schedule more.
+    while (true) {
+      auto next = std::min_element(actions_.begin(), actions_.end(), [](const Action& a, const Action& b) {
+        return a.at != b.at ? a.at < b.at : a.order < b.order;
+      });
+      if (next == actions_.end() || next->at > observer_->Now()) break;
+      std::function<void()> fn = std::move(next->fn);
+      actions_.erase(next);
+      fn();
+    }
+    const Duration quiet_end = std::max(settle, monitor_.last_change()) + quiet;
+    const Duration limit = std::min(quiet_end, s_.duration);
+    Duration next_action = Duration::max();
+    for (const Action& a : actions_) next_action = std::min(next_action, a.at);
+    if (now >= limit && next_action > limit) {
+      r_.end_reason = limit < s_.duration ? "quiet" : "duration";
+      end = limit;
+      break;
+    }
+    if (o_.wall_timeout_seconds > 0 &&
+        std::chrono::duration<double>(SteadyClock::now() - wall_start).count() > o_.wall_timeout_seconds) {
+      Fail("wall-clock timeout: still running after " + std::to_string(o_.wall_timeout_seconds) +
+           " s (--timeout)");
+      r_.end_reason = "timeout";
+      end = now;
+      break;
+    }
+    if (o_.interrupted && o_.interrupted()) {
+      Fail("interrupted");
+      r_.end_reason = "interrupted";
+      end = now;
+      break;
+    }
+    const Duration wake = std::min({next_action, limit, now + std::chrono::milliseconds(100)});
+    Absorb(observer_->Take(origin + std::max(wake, now)));
+  }
+  // The end state: whatever the watch has not delivered yet is folded in from fresh lists.
+  Relist(false);
+  Relist(true);
+  r_.virtual_time = std::max(end, observer_->Now());
+  if (stack_) {
+    FaultProxyCounters c = stack_->proxy().counters();
+    for (int v = 0; v < 7; ++v) r_.api_calls[VerbKey(static_cast<Verb>(v))] = c.calls[v];
+    r_.api_calls_total = c.calls_total();
+  }
+  r_.passed = true;
+  for (std::size_t i = 0; i < s_.expect.size(); ++i) {
+    ExpectationOutcome o = Check(s_.expect[i], probes[i], end);
+    r_.passed = r_.passed && o.passed;
+    if (std::holds_alternative<ConvergedExpect>(s_.expect[i].spec)) {
+      if (o.measured.is_number()) {
+        Duration d =
+            std::chrono::duration_cast<Duration>(std::chrono::duration<double>(o.measured.get<double>()));
+        r_.convergence = r_.convergence ? std::max(*r_.convergence, d) : d;
+      } else {
+        r_.any_not_converged = true;
+      }
+    }
+    r_.expectations.push_back(std::move(o));
+  }
+  r_.controllers = monitor_.Outcomes();
+  r_.totals = monitor_.totals();
+  r_.peak_active = monitor_.peak_total_active();
+  r_.changes = monitor_.changes();
+  observer_->Stop();
+  if (nodes) nodes->Stop();
+  api_.reset();
+  if (stack_) stack_->Stop();
+  return finish();
+}
+
+}  // namespace
+
+std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_cluster) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& pointer, const std::string& why) {
+    out.push_back(s.file + ": " + pointer + ": " + why);
+  };
+  if (s.manager.burst_replicas != ManagerConfig{}.burst_replicas && !existing_cluster) {
+    add("/manager/burst_replicas",
+        "real mode cannot set it (the controller-manager has no flag for it; it uses " +
+            std::to_string(ManagerConfig{}.burst_replicas) + ")");
+  }
+  for (std::size_t i = 0; i < s.events.size(); ++i) {
+    const ScenarioEvent& e = s.events[i];
+    const std::string pointer = "/events/" + std::to_string(i) + "/" + e.kind;
+    if (std::holds_alternative<KillPodsAction>(e.action) ||
+        std::holds_alternative<FailNodeAction>(e.action)) {
+      add(pointer,
+          "not supported in real mode yet: it needs node agents running the pods as processes (issue 10)");
+      continue;
+    }
+    const bool needs_stack = std::holds_alternative<RestartManagerAction>(e.action) ||
+                             std::holds_alternative<PartitionManagerAction>(e.action) ||
+                             std::holds_alternative<ApiFaultsAction>(e.action) ||
+                             std::holds_alternative<WatchFaultsAction>(e.action) ||
+                             std::holds_alternative<StaleReadsAction>(e.action);
+    if (needs_stack && existing_cluster) {
+      add(pointer,
+          "needs the processes rcsim starts itself (the manager, the fault proxy, etcd); not with "
+          "--kubeconfig");
+    }
+  }
+  if (existing_cluster) {
+    for (std::size_t i = 0; i < s.expect.size(); ++i) {
+      if (std::holds_alternative<ApiCallsExpect>(s.expect[i].spec)) {
+        add("/expect/" + std::to_string(i) + "/api_calls",
+            "the manager's API calls are counted by rcsim's fault proxy; not with --kubeconfig");
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> ManagerFlags(const ManagerConfig& m) {
+  const auto resync = std::chrono::duration_cast<std::chrono::milliseconds>(m.resync).count();
+  const long long seconds = std::max<long long>(1, (resync + 999) / 1000);
+  return {"--concurrent-rc-syncs=" + std::to_string(m.workers), "--resync=" + std::to_string(seconds)};
+}
+
+RunResult RunScenarioReal(const Scenario& scenario, uint64_t seed, const RealRunOptions& options) {
+  RealRun run(scenario, seed, options);
+  return run.Run();
+}
+
+}  // namespace rcsim

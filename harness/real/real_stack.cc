@@ -1,0 +1,255 @@
+#include "harness/real/real_stack.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <system_error>
+#include <thread>
+
+namespace rcsim {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+constexpr auto kPoll = std::chrono::milliseconds(20);
+
+// Binds `n` sockets to 127.0.0.1:0 at once (so the ports differ), releases them, returns the ports.
+std::vector<int> FreePorts(int n) {
+  std::vector<int> fds, ports;
+  for (int i = 0; i < n; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) break;
+    fds.push_back(fd);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      break;
+    }
+    ports.push_back(ntohs(addr.sin_port));
+  }
+  for (int fd : fds) close(fd);
+  if (static_cast<int>(ports.size()) != n) return {};
+  return ports;
+}
+
+// One HTTP/1.0 request to 127.0.0.1:port (1 s socket timeouts); the whole response, or "".
+std::string HttpRequest(int port, const std::string& method, const std::string& path,
+                        const std::string& body = "") {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "";
+  timeval tv{};
+  tv.tv_sec = 1;
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  std::string response;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    std::string request = method + " " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n";
+    if (!body.empty()) {
+      request += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+    }
+    request += "\r\n" + body;
+    if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+      char buf[4096];
+      ssize_t n;
+      while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) response.append(buf, static_cast<size_t>(n));
+    }
+  }
+  close(fd);
+  return response;
+}
+
+// The status code of a raw response ("HTTP/1.x 200 OK"), or 0.
+int StatusCodeOf(const std::string& response) {
+  if (response.rfind("HTTP/1.", 0) != 0 || response.size() < 12) return 0;
+  return std::atoi(response.c_str() + 9);
+}
+
+std::string Body(const std::string& response) {
+  const std::size_t at = response.find("\r\n\r\n");
+  return at == std::string::npos ? "" : response.substr(at + 4);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RealStack>> RealStack::Start(RealStackOptions options) {
+  std::unique_ptr<RealStack> s(new RealStack(std::move(options)));
+  std::string tmpl = (std::filesystem::temp_directory_path() / "rcsim-real-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr)
+    return Status(Code::kInternal, "mkdtemp: " + std::error_code(errno, std::generic_category()).message());
+  s->temp_dir_ = tmpl;
+  std::vector<int> ports = FreePorts(3);
+  if (ports.empty()) return Status(Code::kUnavailable, "no free loopback port");
+  s->etcd_client_port_ = ports[0];
+  s->etcd_peer_port_ = ports[1];
+  s->api_port_ = ports[2];
+  if (Status st = s->StartEtcd(); !st.ok()) return st;
+  const std::vector<std::string> api_args = {
+      s->options_.apiserver_binary, "--etcd_servers=" + s->etcd_url(), "--address", "127.0.0.1", "--port",
+      std::to_string(s->api_port_)};
+  if (Status st = s->apiserver_.Spawn(api_args, s->temp_dir_ + "/apiserver.log"); !st.ok()) return st;
+  if (Status st = s->WaitApiServer(); !st.ok()) return st;
+  FaultProxyOptions po;
+  po.upstream_port = static_cast<uint16_t>(s->api_port_);
+  po.seed = s->options_.seed;
+  po.timeout = s->options_.proxy_timeout;
+  Result<std::unique_ptr<FaultProxy>> proxy = FaultProxy::Start(po);
+  if (!proxy.ok()) return proxy.status();
+  s->proxy_ = std::move(proxy).value();
+  if (Status st = s->StartManager(); !st.ok()) return st;
+  return s;
+}
+
+RealStack::~RealStack() { Stop(); }
+
+void RealStack::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  manager_.Terminate();
+  if (proxy_) proxy_->Stop();
+  apiserver_.Terminate();
+  etcd_.Terminate();
+  if (!temp_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(temp_dir_, ec);
+  }
+}
+
+std::string RealStack::api_url() const { return "http://127.0.0.1:" + std::to_string(api_port_); }
+std::string RealStack::etcd_url() const { return "http://127.0.0.1:" + std::to_string(etcd_client_port_); }
+
+Status RealStack::StartEtcd() {
+  if (etcd_.Running()) return Status::Ok();
+  const std::string client = etcd_url();
+  const std::string peer = "http://127.0.0.1:" + std::to_string(etcd_peer_port_);
+  const std::vector<std::string> args = {options_.etcd_binary,
+                                         "--name=rcsim",
+                                         "--data-dir=" + temp_dir_ + "/etcd",
+                                         "--listen-client-urls=" + client,
+                                         "--advertise-client-urls=" + client,
+                                         "--listen-peer-urls=" + peer,
+                                         "--initial-advertise-peer-urls=" + peer,
+                                         "--initial-cluster=rcsim=" + peer,
+                                         "--initial-cluster-state=new"};
+  if (Status st = etcd_.Spawn(args, temp_dir_ + "/etcd.log"); !st.ok()) return st;
+  return WaitEtcd();
+}
+
+void RealStack::KillEtcd() { etcd_.Kill(); }
+
+Status RealStack::WaitEtcd() {
+  const auto deadline = SteadyClock::now() + options_.start_timeout;
+  while (true) {
+    if (!etcd_.Running())
+      return Status(Code::kUnavailable, "etcd exited during start-up; log tail:\n" + etcd_.LogTail());
+    if (HttpRequest(etcd_client_port_, "GET", "/health").find("\"health\":\"true\"") != std::string::npos) {
+      return Status::Ok();
+    }
+    if (SteadyClock::now() >= deadline) {
+      return Status(Code::kUnavailable, "etcd not healthy in time; log tail:\n" + etcd_.LogTail());
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
+}
+
+Status RealStack::WaitApiServer() {
+  const auto deadline = SteadyClock::now() + options_.start_timeout;
+  while (true) {
+    if (!apiserver_.Running()) {
+      return Status(Code::kUnavailable,
+                    "apiserver exited during start-up; log tail:\n" + apiserver_.LogTail());
+    }
+    if (StatusCodeOf(HttpRequest(api_port_, "GET", "/readyz")) == 200) return Status::Ok();
+    if (SteadyClock::now() >= deadline) {
+      return Status(Code::kUnavailable, "apiserver not ready in time; log tail:\n" + apiserver_.LogTail());
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
+}
+
+Status RealStack::StartManager() {
+  if (manager_.Running()) return Status::Ok();
+  const std::string log = temp_dir_ + "/controller-manager.log";
+  std::error_code ec;
+  const std::size_t offset = std::filesystem::exists(log, ec) ? std::filesystem::file_size(log, ec) : 0;
+  std::vector<std::string> args = {options_.controller_manager_binary, "--apiserver=" + proxy_->url(),
+                                   "--leader-elect=false", "--kube-api-qps=-1", "--port=-1"};
+  args.insert(args.end(), options_.manager_flags.begin(), options_.manager_flags.end());
+  if (Status st = manager_.Spawn(args, log); !st.ok()) return st;
+  return WaitManager(offset);
+}
+
+void RealStack::KillManager() { manager_.Kill(); }
+
+Status RealStack::WaitManager(std::size_t log_offset) {
+  const auto deadline = SteadyClock::now() + options_.start_timeout;
+  while (true) {
+    if (!manager_.Running()) {
+      return Status(Code::kUnavailable,
+                    "controller-manager exited during start-up; log tail:\n" + manager_.LogTail());
+    }
+    std::ifstream in(manager_.log_path());
+    in.seekg(static_cast<std::streamoff>(log_offset));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (ss.str().find("replication manager started") != std::string::npos) return Status::Ok();
+    if (SteadyClock::now() >= deadline) {
+      return Status(Code::kUnavailable,
+                    "controller-manager did not start in time; log tail:\n" + manager_.LogTail());
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
+}
+
+Result<int64_t> RealStack::CompactEtcd() {
+  const std::string range = Body(HttpRequest(etcd_client_port_, "POST", "/v3/kv/range", R"({"key":"AA=="})"));
+  nlohmann::json j = nlohmann::json::parse(range, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.contains("header") || !j["header"].contains("revision")) {
+    return Status(Code::kUnavailable, "etcd: cannot read the revision: " + range);
+  }
+  const std::string revision = j["header"]["revision"].get<std::string>();
+  const std::string done = HttpRequest(etcd_client_port_, "POST", "/v3/kv/compaction",
+                                       R"({"revision":")" + revision + R"(","physical":true})");
+  if (StatusCodeOf(done) != 200) return Status(Code::kUnavailable, "etcd: compaction failed: " + done);
+  return std::stoll(revision);
+}
+
+std::vector<pid_t> RealStack::pids() {
+  std::vector<pid_t> out;
+  for (ChildProcess* p : {&etcd_, &apiserver_, &manager_}) {
+    if (p->Running()) out.push_back(p->pid());
+  }
+  return out;
+}
+
+std::vector<int> RealStack::ports() const {
+  std::vector<int> out = {etcd_client_port_, etcd_peer_port_, api_port_};
+  if (proxy_) out.push_back(proxy_->port());
+  return out;
+}
+
+std::string RealStack::Describe() {
+  auto pid = [](ChildProcess& p) { return p.Running() ? std::to_string(p.pid()) : std::string("-"); };
+  return "etcd pid=" + pid(etcd_) + " ports=" + std::to_string(etcd_client_port_) + "," +
+         std::to_string(etcd_peer_port_) + ", apiserver pid=" + pid(apiserver_) +
+         " port=" + std::to_string(api_port_) +
+         ", proxy port=" + (proxy_ ? std::to_string(proxy_->port()) : std::string("-")) +
+         ", controller-manager pid=" + pid(manager_) + ", dir=" + temp_dir_;
+}
+
+}  // namespace rcsim
