@@ -19,7 +19,9 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/labels.h"
@@ -35,9 +37,19 @@ using Callback = std::function<void(T)>;
 enum class Verb { kGet, kList, kWatch, kCreate, kUpdate, kPatch, kDelete };
 const char* VerbName(Verb verb);  // "get", "list", ...
 
+// One term of a fieldSelector: `field` = value (or != when !equal). engine/field_selector.h parses and
+// formats them; the registry says which fields each resource supports (kBadRequest otherwise).
+struct FieldRequirement {
+  std::string field;  // "spec.nodeName", "status.phase", "metadata.namespace", "metadata.name"
+  bool equal = true;  // false: !=
+  std::string value;
+  bool operator==(const FieldRequirement&) const = default;
+};
+
 struct ListOptions {
   LabelSelector label_selector;
   std::string field_name;  // fieldSelector metadata.name=<field_name>; empty: any
+  std::vector<FieldRequirement> fields;  // further fieldSelector terms; all must hold
   int64_t limit = 0;       // 0: no limit
   std::string continue_token;
 };
@@ -62,9 +74,23 @@ class ApiWatch {
   virtual ~ApiWatch() = default;  // stops the watch; no callback runs after the destructor returns
 };
 
+// Deletion follows kube-apiserver: a pod bound to a node is deleted gracefully (deletionTimestamp and
+// deletionGracePeriodSeconds are set; its node agent finishes the deletion with grace 0); an unbound or
+// terminated pod, and every other kind, goes at once unless it has finalizers, in which case it stays
+// with deletionTimestamp set until the last finalizer is removed by an update.
 struct DeleteOptions {
+  DeleteOptions() = default;
+  // The preconditions only (what DeleteOptions{uid, rv} meant before the other fields existed).
+  DeleteOptions(std::string uid, std::string resource_version)
+      : precondition_uid(std::move(uid)), precondition_resource_version(std::move(resource_version)) {}
+
   std::string precondition_uid;  // if set, delete only if the object still has this uid
   std::string precondition_resource_version;
+  // Pods only: nullopt takes spec.terminationGracePeriodSeconds (default 30); 0 deletes at once.
+  std::optional<int64_t> grace_period_seconds;
+  // "" (the resource's default: Orphan for replication controllers, Background otherwise),
+  // "Orphan" (adds the `orphan` finalizer), "Background", "Foreground" (adds `foregroundDeletion`).
+  std::string propagation_policy;
 };
 
 // One resource type (namespace "" in List/Watch means all namespaces).

@@ -152,7 +152,9 @@ TEST_F(ManagerE2eTest, MalformedAndDeletedControllersDoNotStopTheManager) {
   loop_.RunFor(std::chrono::seconds(1));
   EXPECT_EQ(manager_->metrics().malformed_objects, 1u);
   EXPECT_EQ(ActiveOwned("gone"), 2);
-  ASSERT_TRUE(registry_.controllers().Delete("default", "gone", DeleteOptions{}).ok());
+  DeleteOptions background;  // with no policy the controller would stay, orphaning (no GC here)
+  background.propagation_policy = "Background";
+  ASSERT_TRUE(registry_.controllers().Delete("default", "gone", background).ok());
   loop_.RunFor(std::chrono::seconds(1));
   CreateRc(MakeRc("web", 2));
   loop_.RunFor(std::chrono::seconds(1));

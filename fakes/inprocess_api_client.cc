@@ -102,13 +102,23 @@ class InProcessApiClient::Resource final : public ResourceClient<T> {
 
 InProcessApiClient::InProcessApiClient(Registry* registry, Executor* executor)
     : pods_(std::make_unique<Resource<Pod>>(&registry->pods(), executor, &counters_)),
-      controllers_(std::make_unique<Resource<ReplicationController>>(&registry->controllers(),
-                                                                     executor, &counters_)) {}
+      controllers_(
+          std::make_unique<Resource<ReplicationController>>(&registry->controllers(), executor, &counters_)),
+      nodes_(std::make_unique<Resource<Node>>(&registry->nodes(), executor, &counters_)),
+      registry_(registry),
+      executor_(executor) {}
 
 InProcessApiClient::~InProcessApiClient() = default;
 
 ResourceClient<Pod>& InProcessApiClient::pods() { return *pods_; }
 ResourceClient<ReplicationController>& InProcessApiClient::controllers() { return *controllers_; }
+ResourceClient<Node>& InProcessApiClient::nodes() { return *nodes_; }
+
+void InProcessApiClient::BindPod(const std::string& ns, Binding binding, Callback<Status> done) {
+  counters_[static_cast<std::size_t>(Verb::kCreate)].fetch_add(1);
+  Status s = registry_->BindPod(ns, binding).status();
+  executor_->Post([done = std::move(done), s = std::move(s)]() mutable { done(std::move(s)); });
+}
 
 std::array<uint64_t, InProcessApiClient::kVerbCount> InProcessApiClient::calls() const {
   std::array<uint64_t, kVerbCount> out{};

@@ -17,12 +17,13 @@
 #include <memory>
 
 #include "engine/api_client.h"
+#include "engine/cluster_api.h"
 #include "engine/executor.h"
 #include "registry/registry.h"
 
 namespace rcsim {
 
-class InProcessApiClient final : public ApiClient {
+class InProcessApiClient final : public ApiClient, public ClusterApi {
  public:
   static constexpr std::size_t kVerbCount = 7;
 
@@ -33,9 +34,11 @@ class InProcessApiClient final : public ApiClient {
 
   ResourceClient<Pod>& pods() override;
   ResourceClient<ReplicationController>& controllers() override;
+  ResourceClient<Node>& nodes() override;
+  void BindPod(const std::string& ns, Binding binding, Callback<Status> done) override;
 
   // Calls made so far, indexed by static_cast<size_t>(Verb) (pods and controllers together).
-  // UpdateStatus counts as kUpdate; kPatch is never used.
+  // UpdateStatus counts as kUpdate, BindPod as kCreate; kPatch is never used.
   std::array<uint64_t, kVerbCount> calls() const;
   uint64_t calls(Verb verb) const { return counters_[static_cast<std::size_t>(verb)].load(); }
 
@@ -46,6 +49,9 @@ class InProcessApiClient final : public ApiClient {
   std::array<std::atomic<uint64_t>, kVerbCount> counters_{};
   std::unique_ptr<Resource<Pod>> pods_;
   std::unique_ptr<Resource<ReplicationController>> controllers_;
+  std::unique_ptr<Resource<Node>> nodes_;
+  Registry* const registry_;
+  Executor* const executor_;
 };
 
 }  // namespace rcsim

@@ -8,6 +8,7 @@
 #include "fakes/sim_loop.h"
 #include "registry/registry.h"
 #include "tests/contract/api_contract.h"
+#include "tests/contract/cluster_api_contract.h"
 
 namespace rcsim {
 namespace {
@@ -21,6 +22,7 @@ class InProcessApiHarness {
         client_(&registry_, &loop_) {}
 
   ApiClient& client() { return client_; }
+  ClusterApi& cluster() { return client_; }
 
   // Runs the loop until pred holds, nothing is left to run, or the virtual deadline passes.
   bool WaitFor(const std::function<bool()>& pred, Duration timeout) {
@@ -46,6 +48,7 @@ class InProcessApiHarness {
 };
 
 INSTANTIATE_TYPED_TEST_SUITE_P(InProcess, ApiContractTest, ::testing::Types<InProcessApiHarness>);
+INSTANTIATE_TYPED_TEST_SUITE_P(InProcess, ClusterApiContractTest, ::testing::Types<InProcessApiHarness>);
 
 }  // namespace
 }  // namespace rcsim

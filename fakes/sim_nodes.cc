@@ -225,7 +225,10 @@ class SimNodes::Core : public std::enable_shared_from_this<Core> {
       return;
     }
     terminated_since_.erase(key);
-    if (pod->metadata.deletion_timestamp) return;
+    if (pod->metadata.deletion_timestamp) {
+      if (!pod->spec.node_name.empty()) MaybeFinishDeletion(key);
+      return;
+    }
     if (pod->spec.node_name.empty()) {
       MaybeBind(key);
       return;
@@ -389,6 +392,26 @@ class SimNodes::Core : public std::enable_shared_from_this<Core> {
             });
   }
 
+  // The kubelet's part of a graceful deletion, at once: the final delete with grace 0.
+  void MaybeFinishDeletion(const std::string& key) {
+    const PodPtr& pod = pods_[key];
+    if (!finishing_.insert(key).second) return;
+    DeleteOptions opts;
+    opts.precondition_uid = pod->metadata.uid;
+    opts.grace_period_seconds = 0;
+    api_->pods().Delete(pod->metadata.namespace_, pod->metadata.name, opts,
+                        [weak = weak_from_this(), key](Result<PodPtr> r) {
+                          auto self = weak.lock();
+                          if (!self) return;
+                          self->finishing_.erase(key);
+                          const Code code = r.status().code();
+                          if (r.ok() || code == Code::kNotFound || code == Code::kConflict) return;
+                          self->After(self->options_.retry_delay, [self = self.get(), key] {
+                            if (self->pods_.count(key)) self->React(key);
+                          });
+                        });
+  }
+
   // ---- Pod GC ----
 
   void EnsureGcTimer() {
@@ -490,6 +513,7 @@ class SimNodes::Core : public std::enable_shared_from_this<Core> {
   std::map<std::string, Binding> binding_;
   std::map<std::string, std::string> starting_;  // key -> uid with a start scheduled or in flight
   std::set<std::string> killing_;
+  std::set<std::string> finishing_;  // final deletes in flight
   std::set<std::string> unschedulable_;
   std::map<std::string, TimePoint> terminated_since_;
   std::set<std::string> gc_inflight_;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "engine/codec.h"
+#include "engine/node_types.h"
 #include "fakes/faulty_store.h"
 #include "fakes/inprocess_api_client.h"
 #include "fakes/mem_store.h"
@@ -398,7 +399,9 @@ Result<ControllerPtr> SimWorld::ScaleController(const std::string& ns, const std
 
 Status SimWorld::DeleteController(const std::string& ns, const std::string& name) {
   auto r = Await<ControllerPtr>([&](std::function<void(Result<ControllerPtr>)> done) {
-    admin_api_->controllers().Delete(ns, name, DeleteOptions{}, std::move(done));
+    DeleteOptions background;
+    background.propagation_policy = kPropagationBackground;
+    admin_api_->controllers().Delete(ns, name, background, std::move(done));
   });
   return r.status();
 }

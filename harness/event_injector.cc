@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "engine/labels.h"
+#include "engine/node_types.h"
 #include "fakes/faulty_store.h"
 #include "harness/duration.h"
 #include "registry/registry.h"
@@ -213,7 +214,10 @@ Status EventInjector::FireDeleteController(const DeleteControllerAction& a) {
       if (!r.ok() && r.status().code() != Code::kNotFound) return r.status();
     }
   }
-  Result<ControllerPtr> del = controllers.Delete(ns, a.controller, DeleteOptions{uid, ""});
+  // Background: the dependents are orphaned or deleted here, not by a garbage collector.
+  DeleteOptions background{uid, ""};
+  background.propagation_policy = kPropagationBackground;
+  Result<ControllerPtr> del = controllers.Delete(ns, a.controller, background);
   if (!del.ok()) return del.status();
   if (a.cascade) {
     // Background cascading deletion: the dependents go after their owner.

@@ -93,4 +93,15 @@ std::size_t ApproxObjectBytes(const ReplicationController& rc) {
   return n;
 }
 
+std::size_t ApproxObjectBytes(const Node& node) {
+  std::size_t n = sizeof(Node) + Bytes(node.metadata) + Bytes(node.spec.pod_cidr) +
+                  Bytes(node.status.capacity) + Bytes(node.status.allocatable);
+  for (const Taint& t : node.spec.taints) n += sizeof(t) + Bytes(t.key) + Bytes(t.value) + Bytes(t.effect);
+  for (const NodeCondition& c : node.status.conditions) {
+    n += sizeof(c) + Bytes(c.type) + Bytes(c.status) + Bytes(c.reason) + Bytes(c.message);
+  }
+  for (const NodeAddress& a : node.status.addresses) n += sizeof(a) + Bytes(a.type) + Bytes(a.address);
+  return n;
+}
+
 }  // namespace rcsim

@@ -11,12 +11,14 @@
 
 #include <cstddef>
 
+#include "engine/node_types.h"
 #include "engine/types.h"
 
 namespace rcsim {
 
 std::size_t ApproxObjectBytes(const Pod& pod);
 std::size_t ApproxObjectBytes(const ReplicationController& rc);
+std::size_t ApproxObjectBytes(const Node& node);
 
 }  // namespace rcsim
 

@@ -6,6 +6,8 @@
 
 #include "engine/codec.h"
 #include "engine/labels.h"
+#include "engine/node_codec.h"
+#include "registry/node_validation.h"
 #include "registry/object_size.h"
 #include "registry/validation.h"
 
@@ -30,8 +32,28 @@ template <>
 struct Traits<Pod> {
   static constexpr const char* kKind = "Pod";
   static constexpr const char* kResource = "pods";
+  static constexpr bool kNamespaced = true;
+  static constexpr const char* kDefaultPropagation = kPropagationBackground;
   static std::string Prefix(std::string_view ns) { return PodPrefix(ns); }
   static const PodPtr& Typed(const Value& v) { return v.pod(); }
+  static Value ValueOf(PodPtr pod) { return Value(std::move(pod)); }
+  // The fieldSelector fields pods support; nullopt for any other.
+  static std::optional<std::string> Field(const Pod& p, std::string_view f) {
+    if (f == "metadata.name") return p.metadata.name;
+    if (f == "metadata.namespace") return p.metadata.namespace_;
+    if (f == "spec.nodeName") return p.spec.node_name;
+    if (f == "spec.restartPolicy") return p.spec.restart_policy;
+    if (f == "status.phase") return p.status.phase;
+    if (f == "status.podIP") return p.status.pod_ip;
+    return std::nullopt;
+  }
+  // kube-apiserver's pod strategy: an unbound or terminated pod goes at once; otherwise the request's
+  // grace, else spec.terminationGracePeriodSeconds, else 30 s.
+  static int64_t GracePeriod(const Pod& p, const DeleteOptions& opts) {
+    if (p.spec.node_name.empty() || IsTerminated(p)) return 0;
+    if (opts.grace_period_seconds) return *opts.grace_period_seconds;
+    return p.spec.termination_grace_period_seconds.value_or(30);
+  }
   static Result<Pod> DecodeBytes(std::string_view bytes) { return DecodePod(bytes); }
 
   static void PrepareForCreate(Pod& pod) {
@@ -52,8 +74,19 @@ template <>
 struct Traits<ReplicationController> {
   static constexpr const char* kKind = "ReplicationController";
   static constexpr const char* kResource = "replicationcontrollers";
+  static constexpr bool kNamespaced = true;
+  // kube-apiserver kept the pre-garbage-collector behaviour for core/v1 replication controllers.
+  static constexpr const char* kDefaultPropagation = kPropagationOrphan;
   static std::string Prefix(std::string_view ns) { return ControllerPrefix(ns); }
   static const ControllerPtr& Typed(const Value& v) { return v.controller(); }
+  static Value ValueOf(ControllerPtr rc) { return Value(std::move(rc)); }
+  static std::optional<std::string> Field(const ReplicationController& rc, std::string_view f) {
+    if (f == "metadata.name") return rc.metadata.name;
+    if (f == "metadata.namespace") return rc.metadata.namespace_;
+    if (f == "status.replicas") return std::to_string(rc.status.replicas);
+    return std::nullopt;
+  }
+  static int64_t GracePeriod(const ReplicationController&, const DeleteOptions&) { return 0; }
   static Result<ReplicationController> DecodeBytes(std::string_view bytes) {
     return DecodeController(bytes);
   }
@@ -80,6 +113,35 @@ struct Traits<ReplicationController> {
     next.metadata.generation = stored.metadata.generation + (next.spec == stored.spec ? 0 : 1);
     if (Status s = ValidateController(next); !s.ok()) return s;
     return ValidateControllerStatus(next);
+  }
+};
+
+template <>
+struct Traits<Node> {
+  static constexpr const char* kKind = "Node";
+  static constexpr const char* kResource = "nodes";
+  static constexpr bool kNamespaced = false;
+  static constexpr const char* kDefaultPropagation = kPropagationBackground;
+  static std::string Prefix(std::string_view) { return NodePrefix(); }
+  // Nodes are few and change rarely: they are stored as bytes, never typed.
+  static const NodePtr& Typed(const Value&) {
+    static const NodePtr kNone;
+    return kNone;
+  }
+  static Value ValueOf(const NodePtr& node) { return Value(EncodeNode(*node)); }
+  static Result<Node> DecodeBytes(std::string_view bytes) { return DecodeNode(bytes); }
+  static std::optional<std::string> Field(const Node& n, std::string_view f) {
+    if (f == "metadata.name") return n.metadata.name;
+    if (f == "spec.unschedulable") return n.spec.unschedulable ? "true" : "false";
+    return std::nullopt;
+  }
+  static int64_t GracePeriod(const Node&, const DeleteOptions&) { return 0; }
+  // A node agent registers with its status: kept at creation.
+  static void PrepareForCreate(Node& node) { node.metadata.generation = 0; }
+  static Status Validate(const Node& node) { return ValidateNode(node); }
+  static Status PrepareForUpdate(Node& next, const Node& stored) {
+    next.metadata.generation = stored.metadata.generation;
+    return ValidateNode(next);
   }
 };
 
@@ -195,13 +257,67 @@ template <typename T>
 PutRequest PutOf(const std::string& key, const std::shared_ptr<T>& obj) {
   PutRequest put;
   put.key = key;
-  put.value = Value(std::shared_ptr<const T>(obj));
+  put.value = Traits<T>::ValueOf(std::shared_ptr<const T>(obj));
   return put;
 }
 
-bool MatchesOptions(const ObjectMeta& meta, const ListOptions& opts) {
-  if (!opts.field_name.empty() && meta.name != opts.field_name) return false;
-  return opts.label_selector.Matches(meta.labels);
+template <typename T>
+bool MatchesOptions(const T& obj, const ListOptions& opts) {
+  if (!opts.field_name.empty() && obj.metadata.name != opts.field_name) return false;
+  if (!opts.label_selector.Matches(obj.metadata.labels)) return false;
+  for (const FieldRequirement& r : opts.fields) {
+    if ((Traits<T>::Field(obj, r.field).value_or("") == r.value) != r.equal) return false;
+  }
+  return true;
+}
+
+// kBadRequest naming the first field selector term the resource does not support.
+template <typename T>
+Status CheckFields(const ListOptions& opts) {
+  static const T kProbe{};
+  for (const FieldRequirement& r : opts.fields) {
+    if (!Traits<T>::Field(kProbe, r.field)) {
+      return Status(Code::kBadRequest, "field label not supported: " + r.field);
+    }
+  }
+  return Status::Ok();
+}
+
+// The deletion finalizers kube-apiserver sets for DeleteOptions.propagationPolicy: the policy given,
+// else the one an existing finalizer already asks for, else the resource's default. True if changed.
+bool ApplyPropagationPolicy(ObjectMeta& meta, const std::string& requested, const char* default_policy) {
+  auto has = [&](const char* f) {
+    return std::find(meta.finalizers.begin(), meta.finalizers.end(), f) != meta.finalizers.end();
+  };
+  std::string policy = requested;
+  if (policy.empty()) {
+    if (has(kOrphanFinalizer)) {
+      policy = kPropagationOrphan;
+    } else if (has(kForegroundFinalizer)) {
+      policy = kPropagationForeground;
+    } else {
+      policy = default_policy;
+    }
+  }
+  std::vector<std::string> next;
+  for (const std::string& f : meta.finalizers) {
+    if (f != kOrphanFinalizer && f != kForegroundFinalizer) next.push_back(f);
+  }
+  if (policy == kPropagationOrphan) next.push_back(kOrphanFinalizer);
+  if (policy == kPropagationForeground) next.push_back(kForegroundFinalizer);
+  if (std::is_permutation(next.begin(), next.end(), meta.finalizers.begin(), meta.finalizers.end()) &&
+      next.size() == meta.finalizers.size()) {
+    return false;
+  }
+  meta.finalizers = std::move(next);
+  return true;
+}
+
+// An object whose deletion was requested, whose grace period is over and which has no finalizer left
+// is removed from the store.
+bool ReadyToRemove(const ObjectMeta& meta) {
+  return meta.deletion_timestamp && meta.finalizers.empty() &&
+         meta.deletion_grace_period_seconds.value_or(0) == 0;
 }
 
 }  // namespace
@@ -224,6 +340,14 @@ std::string ControllerPrefix(std::string_view ns) {
     p += '/';
   }
   return p;
+}
+
+std::string NodePrefix() { return "/registry/minions/"; }
+
+std::string NodeKey(std::string_view name) {
+  std::string k = NodePrefix();
+  k += name;
+  return k;
 }
 
 std::string PodKey(std::string_view ns, std::string_view name) {
@@ -346,7 +470,7 @@ class RegistryWatchImpl final : public RegistryWatch {
         auto p = registry->Stored(ev.prev_kv->value, ev.prev_kv->key);
         if (!p.ok()) {
           registry->context()->ReportMalformed(ev.prev_kv->key, p.status());
-        } else if (MatchesOptions((*p)->metadata, opts)) {
+        } else if (MatchesOptions(**p, opts)) {
           prev = std::move(*p);
         }
       }
@@ -361,7 +485,7 @@ class RegistryWatchImpl final : public RegistryWatch {
         if (prev) Emit(Type::kDeleted, registry->WithRevision(ev.kv.key, prev, rev, false));
         return true;
       }
-      if (MatchesOptions((*cur)->metadata, opts)) {
+      if (MatchesOptions(**cur, opts)) {
         Emit(prev ? Type::kModified : Type::kAdded,
              registry->WithRevision(ev.kv.key, *cur, rev, true));
       } else if (prev) {
@@ -475,7 +599,7 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::FromKv(const KeyV
 template <typename T>
 Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Get(const std::string& ns,
                                                                   const std::string& name) {
-  if (ns.empty() || name.empty()) return NotFound<T>(name);
+  if ((Traits<T>::kNamespaced && ns.empty()) || name.empty()) return NotFound<T>(name);
   auto got = ctx_->store()->Get(Traits<T>::Prefix(ns) + name);
   if (!got.ok()) return got.status();
   if (!got->has_value()) return NotFound<T>(name);
@@ -485,10 +609,11 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Get(const std::st
 template <typename T>
 Result<ObjectList<T>> ResourceRegistry<T>::List(const std::string& ns, const ListOptions& opts) {
   if (opts.limit < 0) return Status(Code::kBadRequest, "limit must be non-negative");
+  if (Status s = CheckFields<T>(opts); !s.ok()) return s;
   const std::string prefix = Traits<T>::Prefix(ns);
   ObjectList<T> out;
 
-  if (!ns.empty() && !opts.field_name.empty() && opts.continue_token.empty()) {
+  if ((!Traits<T>::kNamespaced || !ns.empty()) && !opts.field_name.empty() && opts.continue_token.empty()) {
     // metadata.name in one namespace: one key.
     RangeRequest one;
     one.key = prefix + opts.field_name;
@@ -501,7 +626,7 @@ Result<ObjectList<T>> ResourceRegistry<T>::List(const std::string& ns, const Lis
         ctx_->ReportMalformed(kv.key, obj.status());
         continue;
       }
-      if (MatchesOptions((*obj)->metadata, opts)) out.items.push_back(std::move(*obj));
+      if (MatchesOptions(**obj, opts)) out.items.push_back(std::move(*obj));
     }
     return out;
   }
@@ -515,7 +640,7 @@ Result<ObjectList<T>> ResourceRegistry<T>::List(const std::string& ns, const Lis
     start += token->second;
   }
   const std::string end = PrefixEnd(prefix);
-  const bool filtered = !opts.label_selector.Empty() || !opts.field_name.empty();
+  const bool filtered = !opts.label_selector.Empty() || !opts.field_name.empty() || !opts.fields.empty();
   const int64_t page =
       opts.limit == 0 ? 0 : (filtered ? std::max(opts.limit, kMinFilteredPage) : opts.limit);
 
@@ -548,7 +673,7 @@ Result<ObjectList<T>> ResourceRegistry<T>::List(const std::string& ns, const Lis
           ctx_->ReportMalformed(kv.key, stored.status());
           continue;
         }
-        if (!MatchesOptions((*stored)->metadata, opts)) continue;
+        if (!MatchesOptions(**stored, opts)) continue;
       }
       auto obj = FromKv(kv);
       if (!obj.ok()) {
@@ -620,9 +745,17 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::TryUpdate(
   if (Status s = KeepImmutableMeta(obj->metadata, stored->metadata, Traits<T>::kKind); !s.ok()) return s;
   if (Status s = Traits<T>::PrepareForUpdate(*obj, *stored); !s.ok()) return s;
   if (*obj == *stored) return WithRevision(key, stored, revision, true);
+  // The update removed the last finalizer of an object whose deletion is due: it goes now.
+  const bool remove = ReadyToRemove(obj->metadata);
   TxnRequest txn;
   txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, revision));
-  txn.success.push_back(TxnOp::Put(PutOf(key, obj)));
+  if (remove) {
+    DeleteRequest del;
+    del.key = key;
+    txn.success.push_back(TxnOp::Delete(std::move(del)));
+  } else {
+    txn.success.push_back(TxnOp::Put(PutOf(key, obj)));
+  }
   RangeRequest exists;
   exists.key = key;
   exists.count_only = true;
@@ -630,7 +763,7 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::TryUpdate(
   auto r = ctx_->store()->Txn(txn);
   *attempt = Attempt::kDone;
   if (!r.ok()) return r.status();
-  if (r->succeeded) return WithRevision(key, obj, r->revision, true);
+  if (r->succeeded) return WithRevision(key, obj, r->revision, !remove);
   if (r->responses.empty() || r->responses.front().range.count == 0) return NotFound<T>(name);
   *attempt = Attempt::kRaced;
   return Conflict<T>(name);
@@ -672,10 +805,10 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::GuaranteedUpdate(
 
 namespace {
 
-Status CheckUpdateTarget(const ObjectMeta& meta, const char* kind) {
+Status CheckUpdateTarget(const ObjectMeta& meta, const char* kind, bool namespaced) {
   FieldErrors errs;
   if (meta.name.empty()) errs.Required("metadata.name");
-  if (meta.namespace_.empty()) errs.Required("metadata.namespace");
+  if (namespaced && meta.namespace_.empty()) errs.Required("metadata.namespace");
   return errs.ToStatus(kind, meta.name);
 }
 
@@ -683,7 +816,9 @@ Status CheckUpdateTarget(const ObjectMeta& meta, const char* kind) {
 
 template <typename T>
 Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Update(T object) {
-  if (Status s = CheckUpdateTarget(object.metadata, Traits<T>::kKind); !s.ok()) return s;
+  if (Status s = CheckUpdateTarget(object.metadata, Traits<T>::kKind, Traits<T>::kNamespaced); !s.ok()) {
+    return s;
+  }
   const std::string ns = object.metadata.namespace_;
   const std::string name = object.metadata.name;
   const std::string rv = object.metadata.resource_version;
@@ -697,7 +832,9 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Update(T object) 
 
 template <typename T>
 Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::UpdateStatus(T object) {
-  if (Status s = CheckUpdateTarget(object.metadata, Traits<T>::kKind); !s.ok()) return s;
+  if (Status s = CheckUpdateTarget(object.metadata, Traits<T>::kKind, Traits<T>::kNamespaced); !s.ok()) {
+    return s;
+  }
   const std::string ns = object.metadata.namespace_;
   const std::string name = object.metadata.name;
   const std::string rv = object.metadata.resource_version;
@@ -727,9 +864,13 @@ typename ResourceRegistry<T>::DeleteOutcome ResourceRegistry<T>::DeletedOutcome(
   if (obj.ok()) return DeleteOutcome{std::move(*obj), Status::Ok()};
   auto minimal = std::make_shared<T>();
   const std::string_view rest = std::string_view(kv.key).substr(Traits<T>::Prefix("").size());
-  const std::size_t slash = rest.find('/');
-  minimal->metadata.namespace_ = std::string(rest.substr(0, slash));
-  if (slash != std::string_view::npos) minimal->metadata.name = std::string(rest.substr(slash + 1));
+  const std::size_t slash = Traits<T>::kNamespaced ? rest.find('/') : std::string_view::npos;
+  if (!Traits<T>::kNamespaced) {
+    minimal->metadata.name = std::string(rest);
+  } else {
+    minimal->metadata.namespace_ = std::string(rest.substr(0, slash));
+    if (slash != std::string_view::npos) minimal->metadata.name = std::string(rest.substr(slash + 1));
+  }
   minimal->metadata.resource_version = std::to_string(revision);
   return DeleteOutcome{std::move(minimal), obj.status()};
 }
@@ -737,50 +878,80 @@ typename ResourceRegistry<T>::DeleteOutcome ResourceRegistry<T>::DeletedOutcome(
 template <typename T>
 Result<typename ResourceRegistry<T>::DeleteOutcome> ResourceRegistry<T>::DeleteReporting(
     const std::string& ns, const std::string& name, const DeleteOptions& opts) {
-  if (ns.empty() || name.empty()) return NotFound<T>(name);
+  if ((Traits<T>::kNamespaced && ns.empty()) || name.empty()) return NotFound<T>(name);
+  if (Status s = ValidateDeleteOptions(opts); !s.ok()) return s;
   const std::string key = Traits<T>::Prefix(ns) + name;
-  if (opts.precondition_uid.empty() && opts.precondition_resource_version.empty()) {
-    // Nothing to check first: one atomic delete that returns what it deleted.
-    DeleteRequest del;
-    del.key = key;
-    del.prev_kv = true;
-    auto r = ctx_->store()->DeleteRange(del);
-    if (!r.ok()) return r.status();
-    if (r->prev_kvs.empty()) return NotFound<T>(name);
-    return DeletedOutcome(r->prev_kvs.front(), r->prev_kvs.front().mod_revision);
-  }
   for (int attempt = 0; attempt < kUpdateAttempts; ++attempt) {
     auto got = ctx_->store()->Get(key);
     if (!got.ok()) return got.status();
     if (!got->has_value()) return NotFound<T>(name);
     const KeyValue& kv = **got;
-    DeleteOutcome outcome = DeletedOutcome(kv, kv.mod_revision);
-    const ObjectMeta& meta = outcome.object->metadata;
-    if (!opts.precondition_uid.empty() && !outcome.decode_error.ok()) {
-      return Status(Code::kConflict, "Precondition failed: UID in precondition: " + opts.precondition_uid +
-                                         ", but the stored object does not decode (" +
-                                         outcome.decode_error.message() + ")");
+    const std::string stored_rv = std::to_string(kv.mod_revision);
+    if (!opts.precondition_resource_version.empty() && opts.precondition_resource_version != stored_rv) {
+      return Status(Code::kConflict, "Precondition failed: ResourceVersion in precondition: " +
+                                         opts.precondition_resource_version +
+                                         ", ResourceVersion in object meta: " + stored_rv);
     }
+    auto stored = Stored(kv.value, kv.key);
+    if (!stored.ok()) {
+      // An undecodable value is deleted at once (no grace period or finalizers can be read from it):
+      // that is how an operator gets rid of it.
+      if (!opts.precondition_uid.empty()) {
+        return Status(Code::kConflict, "Precondition failed: UID in precondition: " + opts.precondition_uid +
+                                           ", but the stored object does not decode (" +
+                                           stored.status().message() + ")");
+      }
+      TxnRequest txn;
+      txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, kv.mod_revision));
+      DeleteRequest del;
+      del.key = key;
+      txn.success.push_back(TxnOp::Delete(std::move(del)));
+      auto r = ctx_->store()->Txn(txn);
+      if (!r.ok()) return r.status();
+      if (r->succeeded) return DeletedOutcome(kv, kv.mod_revision);
+      continue;
+    }
+    const ObjectMeta& meta = (*stored)->metadata;
     if (!opts.precondition_uid.empty() && opts.precondition_uid != meta.uid) {
       return Status(Code::kConflict, "Precondition failed: UID in precondition: " +
                                          opts.precondition_uid +
                                          ", UID in object meta: " + meta.uid);
     }
-    if (!opts.precondition_resource_version.empty() &&
-        opts.precondition_resource_version != meta.resource_version) {
-      return Status(Code::kConflict, "Precondition failed: ResourceVersion in precondition: " +
-                                         opts.precondition_resource_version +
-                                         ", ResourceVersion in object meta: " +
-                                         meta.resource_version);
+    // What the deletion makes of the object: finalizers per propagationPolicy, then the deletion
+    // fields (kube-apiserver's BeforeDelete): deletionTimestamp is when the grace period ends, and a
+    // second request may only shorten it.
+    auto next = std::make_shared<T>(**stored);
+    ObjectMeta& m = next->metadata;
+    bool changed = ApplyPropagationPolicy(m, opts.propagation_policy, Traits<T>::kDefaultPropagation);
+    const int64_t grace = Traits<T>::GracePeriod(**stored, opts);
+    const TimePoint due = ctx_->Now() + std::chrono::seconds(grace);
+    if (!m.deletion_timestamp) {
+      m.deletion_timestamp = due;
+      m.deletion_grace_period_seconds = grace;
+      changed = true;
+    } else if (grace < m.deletion_grace_period_seconds.value_or(0)) {
+      m.deletion_timestamp = std::min(*m.deletion_timestamp, due);
+      m.deletion_grace_period_seconds = grace;
+      changed = true;
     }
     TxnRequest txn;
     txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, kv.mod_revision));
-    DeleteRequest del;
-    del.key = key;
-    txn.success.push_back(TxnOp::Delete(std::move(del)));
+    const bool remove = ReadyToRemove(m);
+    if (remove) {
+      DeleteRequest del;
+      del.key = key;
+      txn.success.push_back(TxnOp::Delete(std::move(del)));
+    } else if (changed) {
+      txn.success.push_back(TxnOp::Put(PutOf(key, next)));
+    } else {
+      // already being deleted
+      return DeleteOutcome{WithRevision(key, *stored, kv.mod_revision, true), Status::Ok()};
+    }
     auto r = ctx_->store()->Txn(txn);
     if (!r.ok()) return r.status();
-    if (r->succeeded) return outcome;
+    if (!r->succeeded) continue;
+    if (remove) return DeleteOutcome{WithRevision(key, *stored, kv.mod_revision, true), Status::Ok()};
+    return DeleteOutcome{WithRevision(key, next, r->revision, true), Status::Ok()};
   }
   return Conflict<T>(name);
 }
@@ -801,12 +972,14 @@ Result<std::unique_ptr<RegistryWatch>> ResourceRegistry<T>::Watch(const std::str
   int64_t start_revision = 0;
   auto state = std::make_shared<typename Impl::State>();
   state->registry = this;
+  if (Status s = CheckFields<T>(opts); !s.ok()) return s;
   state->opts.label_selector = opts.label_selector;
   state->opts.field_name = opts.field_name;
+  state->opts.fields = opts.fields;
   state->on_event = std::move(on_event);
 
   WatchRequest wreq;
-  if (!ns.empty() && !opts.field_name.empty()) {
+  if ((!Traits<T>::kNamespaced || !ns.empty()) && !opts.field_name.empty()) {
     wreq.key = Traits<T>::Prefix(ns) + opts.field_name;
   } else {
     wreq.key = Traits<T>::Prefix(ns);
@@ -851,7 +1024,7 @@ Result<std::unique_ptr<RegistryWatch>> ResourceRegistry<T>::Watch(const std::str
       ctx_->ReportMalformed(kv.key, stored.status());
       continue;
     }
-    if (!MatchesOptions((*stored)->metadata, state->opts)) continue;
+    if (!MatchesOptions(**stored, state->opts)) continue;
     state->Emit(ApiWatchEvent<T>::Type::kAdded, WithRevision(kv.key, *stored, kv.mod_revision, true));
   }
   return std::unique_ptr<RegistryWatch>(std::move(impl));
@@ -859,11 +1032,48 @@ Result<std::unique_ptr<RegistryWatch>> ResourceRegistry<T>::Watch(const std::str
 
 template class ResourceRegistry<Pod>;
 template class ResourceRegistry<ReplicationController>;
+template class ResourceRegistry<Node>;
 
 // --- Registry ---
 
 Registry::Registry(Store* store, Clock* clock, Rng* rng)
-    : ctx_(store, clock, rng), pods_(&ctx_), controllers_(&ctx_) {}
+    : ctx_(store, clock, rng), pods_(&ctx_), controllers_(&ctx_), nodes_(&ctx_) {}
+
+Result<PodPtr> Registry::BindPod(const std::string& ns, const Binding& binding) {
+  if (Status s = ValidateBinding(binding); !s.ok()) return s;
+  const std::string& name = binding.metadata.name;
+  const TimePoint now = ctx_.Now();
+  return pods_.GuaranteedUpdate(ns, name, "", [&](const Pod& stored) -> Result<std::shared_ptr<Pod>> {
+    if (!binding.metadata.uid.empty() && binding.metadata.uid != stored.metadata.uid) {
+      return Status(Code::kConflict, "Precondition failed: UID in precondition: " + binding.metadata.uid +
+                                         ", UID in object meta: " + stored.metadata.uid);
+    }
+    if (stored.metadata.deletion_timestamp) {
+      return Status(Code::kConflict,
+                    "pod " + Quote(name) + " is being deleted, cannot be assigned to a host");
+    }
+    if (!stored.spec.node_name.empty()) {
+      return Status(Code::kConflict,
+                    "pod " + name + " is already assigned to node " + Quote(stored.spec.node_name));
+    }
+    auto next = std::make_shared<Pod>(stored);
+    next->spec.node_name = binding.target_name;
+    PodCondition* scheduled = nullptr;
+    for (PodCondition& c : next->status.conditions) {
+      if (c.type == "PodScheduled") scheduled = &c;
+    }
+    if (scheduled == nullptr) {
+      next->status.conditions.emplace_back();
+      scheduled = &next->status.conditions.back();
+      scheduled->type = "PodScheduled";
+    }
+    if (scheduled->status != "True") scheduled->last_transition_time = now;
+    scheduled->status = "True";
+    scheduled->reason.clear();
+    scheduled->message.clear();
+    return next;
+  });
+}
 
 namespace {
 

@@ -9,7 +9,7 @@
 // engine/codec.h. The stored object never carries metadata.resourceVersion: it is the key's
 // mod_revision, set on every object the registry returns.
 //
-// Semantics follow the Kubernetes API server with immediate deletion (no graceful period):
+// Semantics follow the Kubernetes API server:
 // - Create assigns uid, creationTimestamp, generation (1 for controllers), expands generateName and
 //   fails with kAlreadyExists if the name is taken. Status given at creation is discarded.
 // - Update has PUT semantics. A non-empty stale metadata.resourceVersion gives kConflict; an empty one
@@ -18,7 +18,18 @@
 //   spec is immutable except spec.nodeName may be set once (binding) and container images may change.
 //   An update that changes nothing writes nothing and returns the stored object.
 // - UpdateStatus writes only .status, with the same concurrency rule.
-// - Delete honours uid / resourceVersion preconditions (kConflict) and returns the deleted object.
+// - Delete honours uid / resourceVersion preconditions (kConflict). As kube-apiserver: a pod bound to
+//   a node and not terminated is deleted gracefully (deletionTimestamp = now + grace and
+//   deletionGracePeriodSeconds = grace are set; a later Delete may only shorten the grace); grace 0,
+//   an unbound or terminated pod, and every other kind go at once unless they have finalizers.
+//   propagationPolicy sets the `orphan` / `foregroundDeletion` finalizers (default: Orphan for
+//   replication controllers, Background otherwise). An object with finalizers stays with
+//   deletionTimestamp set; the update that removes its last finalizer (grace period 0) deletes it.
+//   Returns the object as deleted, or as now stored when it stays.
+// - List and Watch filter by label selector and by field selector (ListOptions.fields); a field the
+//   resource does not support gives kBadRequest. Pods: metadata.name, metadata.namespace,
+//   spec.nodeName, spec.restartPolicy, status.phase, status.podIP; controllers: metadata.name,
+//   metadata.namespace, status.replicas; nodes: metadata.name, spec.unschedulable.
 // - Watch: see ResourceRegistry::Watch.
 //
 // Thread-safety: every method may be called from any thread concurrently. Watch callbacks run on the
@@ -38,6 +49,7 @@
 #include <vector>
 
 #include "engine/api_client.h"
+#include "engine/node_types.h"
 #include "engine/rng.h"
 #include "engine/status.h"
 #include "engine/store.h"
@@ -84,7 +96,8 @@ class RegistryContext {
   RegistryLog log_;  // written only before concurrent use
 };
 
-// One resource type; T is Pod or ReplicationController (explicitly instantiated in registry.cc).
+// One resource type; T is Pod, ReplicationController or Node (explicitly instantiated in
+// registry.cc). Nodes are cluster-scoped: their namespace argument is ignored (pass "").
 template <typename T>
 class ResourceRegistry {
  public:
@@ -104,6 +117,9 @@ class ResourceRegistry {
   Result<Ptr> Create(const std::string& ns, T object);
   Result<Ptr> Update(T object);
   Result<Ptr> UpdateStatus(T object);
+  // Delete sets deletionTimestamp (and the finalizers of opts.propagation_policy); the object goes
+  // from the store once its grace period is 0 and no finalizer is left, and the result is then the
+  // last state, else the object as now stored.
   Result<Ptr> Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts);
   // Delete, also telling whether the deleted value was undecodable. Such a value is still deleted
   // (that is how an operator gets rid of it): `object` then holds only the name, namespace and
@@ -208,6 +224,12 @@ class Registry {
   uint64_t malformed_values() const { return ctx_.malformed_values(); }
   // The store, clock and uid source, for resources served beside pods and controllers (namespaces).
   RegistryContext& context() { return ctx_; }
+  ResourceRegistry<Node>& nodes() { return nodes_; }
+
+  // The pods/binding subresource: sets spec.nodeName of an unbound pod and PodScheduled=True.
+  // kConflict if the pod is bound already, being deleted, or binding.metadata.uid (when set) differs;
+  // kInvalid for a malformed binding; kNotFound if the pod does not exist.
+  Result<PodPtr> BindPod(const std::string& ns, const Binding& binding);
 
   // The /scale subresource of a controller. status_selector is FormatSelectorMap(spec.selector).
   Result<Scale> GetScale(const std::string& ns, const std::string& name);
@@ -219,6 +241,7 @@ class Registry {
   RegistryContext ctx_;
   ResourceRegistry<Pod> pods_;
   ResourceRegistry<ReplicationController> controllers_;
+  ResourceRegistry<Node> nodes_;
 };
 
 // Store keys: "/registry/pods/" + ns + "/" + name, and the prefixes ("/registry/pods/" for ns "").
@@ -226,6 +249,9 @@ std::string PodKey(std::string_view ns, std::string_view name);
 std::string ControllerKey(std::string_view ns, std::string_view name);
 std::string PodPrefix(std::string_view ns);
 std::string ControllerPrefix(std::string_view ns);
+// Nodes: "/registry/minions/" + name (as Kubernetes).
+std::string NodeKey(std::string_view name);
+std::string NodePrefix();
 
 // A resourceVersion (a decimal revision >= 0); kBadRequest if malformed.
 Result<int64_t> ParseResourceVersion(std::string_view rv);

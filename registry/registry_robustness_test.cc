@@ -158,6 +158,19 @@ TEST_F(RegistryRobustnessTest, DeleteOfUndecodableValueDeletesAndSaysSo) {
   EXPECT_EQ((*by_rv)->metadata.name, "bad2");
 }
 
+// A cluster-scoped object's key has no namespace: the minimal object is named after the whole tail.
+TEST_F(RegistryRobustnessTest, DeleteOfUndecodableNodeNamesTheNode) {
+  PutRaw(NodeKey("node-a"), "{not json");
+  auto r = registry_.nodes().DeleteReporting("", "node-a", {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->decode_error.ok());
+  EXPECT_EQ(r->object->metadata.name, "node-a");
+  EXPECT_EQ(r->object->metadata.namespace_, "");
+  auto gone = store_.Get(NodeKey("node-a"));
+  ASSERT_TRUE(gone.ok());
+  EXPECT_FALSE(gone->has_value());
+}
+
 // Finding 7: a watch from resourceVersion 9223372036854775807 overflowed (rv + 1) and a future one
 // waited for a revision that never comes. Both are Gone: the client re-lists.
 TEST_F(RegistryRobustnessTest, WatchFromFutureOrMaximalResourceVersionIsGone) {

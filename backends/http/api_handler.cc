@@ -17,8 +17,10 @@
 #include "backends/http/server_side_apply.h"
 #include "backends/http/table.h"
 #include "engine/codec.h"
+#include "engine/field_selector.h"
 #include "engine/json_depth.h"
 #include "engine/labels.h"
+#include "engine/node_codec.h"
 #include "registry/event_registry.h"
 #include "registry/validation.h"
 
@@ -134,29 +136,7 @@ Result<ListOptions> ListOptionsOf(const Query& q) {
     if (!sel.ok()) return sel.status();
     opts.label_selector = std::move(sel).value();
   }
-  // Owns the selector text: a string_view bound to the conditional's temporary would dangle.
-  const std::string fields_text = q.params.count("fieldSelector") ? q.params.at("fieldSelector") : "";
-  std::string_view fields = fields_text;
-  while (!fields.empty()) {
-    const size_t comma = fields.find(',');
-    std::string_view term = fields.substr(0, comma);
-    fields = comma == std::string_view::npos ? std::string_view() : fields.substr(comma + 1);
-    if (term.empty()) continue;
-    const size_t eq = term.find('=');
-    if (eq == std::string_view::npos || term.substr(eq).starts_with("=!")) {
-      return Status(Code::kBadRequest, "invalid field selector: " + std::string(term));
-    }
-    std::string_view key = term.substr(0, eq);
-    std::string_view value = term.substr(eq + 1);
-    if (!value.empty() && value.front() == '=') value.remove_prefix(1);  // "=="
-    if (key.ends_with("!")) {
-      return Status(Code::kBadRequest, "field selector operator != is not supported: " + std::string(term));
-    }
-    if (key != "metadata.name") {
-      return Status(Code::kBadRequest, "field label not supported: " + std::string(key));
-    }
-    opts.field_name = std::string(value);
-  }
+  if (Status st = ParseFieldSelector(q.Get("fieldSelector"), &opts); !st.ok()) return st;
   if (q.Has("limit")) {
     int64_t limit = 0;
     if (!ParseInt(q.Get("limit"), &limit) || limit < 0) {
@@ -275,6 +255,7 @@ struct Kind<Pod> {
   static void DefaultForCreate(Pod* pod) { pod->status = PodStatus(); }
   static Status Validate(const Pod& pod) { return ValidatePod(pod); }
   static constexpr const char* kList = "PodList";
+  static constexpr const char* kResource = "pods";
   static json ToJson(const Pod& p) { return PodToJson(p); }
   static Result<Pod> FromJson(const json& j) { return PodFromJson(j); }
   static json Table(const std::vector<PodPtr>& items, const TableOptions& o) { return PodTable(items, o); }
@@ -297,11 +278,25 @@ struct Kind<ReplicationController> {
   }
   static Status Validate(const ReplicationController& rc) { return ValidateController(rc); }
   static constexpr const char* kList = "ReplicationControllerList";
+  static constexpr const char* kResource = "replicationcontrollers";
   static json ToJson(const ReplicationController& rc) { return ControllerToJson(rc); }
   static Result<ReplicationController> FromJson(const json& j) { return ControllerFromJson(j); }
   static json Table(const std::vector<ControllerPtr>& items, const TableOptions& o) {
     return ControllerTable(items, o);
   }
+};
+
+template <>
+struct Kind<Node> {
+  static constexpr const char* kKind = "Node";
+  static constexpr const char* kSchemaType = "V1Node";  // not in the schema: fields are not checked
+  static void DefaultForCreate(Node*) {}
+  static Status Validate(const Node&) { return Status::Ok(); }
+  static constexpr const char* kList = "NodeList";
+  static constexpr const char* kResource = "nodes";
+  static json ToJson(const Node& n) { return NodeToJson(n); }
+  static Result<Node> FromJson(const json& j) { return NodeFromJson(j); }
+  static json Table(const std::vector<NodePtr>& items, const TableOptions& o) { return NodeTable(items, o); }
 };
 
 template <typename T>
@@ -358,7 +353,8 @@ class ResourceRoutes {
     if (Status s = CheckListResourceVersion(q_); !s.ok()) return ErrorResponse(s);
     // resourceVersion=0 means "any version": served from the watch cache (limit ignored, as kube does).
     Result<ObjectList<T>> list =
-        (cache_ != nullptr && q_.Get("resourceVersion") == "0" && opts->continue_token.empty())
+        (cache_ != nullptr && q_.Get("resourceVersion") == "0" && opts->continue_token.empty() &&
+         opts->fields.empty())
             ? cache_->List(ns, *opts)
             : reg_->List(ns, *opts);
     if (!list.ok()) return ErrorResponse(list.status());
@@ -437,8 +433,11 @@ class ResourceRoutes {
       if (ev.type == E::kError) sink->OnEnd();
     };
     Result<std::unique_ptr<RegistryWatch>> w =
-        cache_ != nullptr ? cache_->Watch(ns, *opts, q_.Get("resourceVersion"), std::move(on_event))
-                          : reg_->Watch(ns, *opts, q_.Get("resourceVersion"), std::move(on_event));
+        // The cache filters by labels and metadata.name only: a watch with other field selectors
+        // (a node agent's spec.nodeName) is served by the registry.
+        cache_ != nullptr && opts->fields.empty()
+            ? cache_->Watch(ns, *opts, q_.Get("resourceVersion"), std::move(on_event))
+            : reg_->Watch(ns, *opts, q_.Get("resourceVersion"), std::move(on_event));
     if (!w.ok()) return Respond(ErrorResponse(w.status()));
     out.watch = std::move(w).value();
     out.response.status = 200;
@@ -640,6 +639,15 @@ class ResourceRoutes {
 
   HttpResponse Delete(const std::string& ns, const std::string& name) const {
     DeleteOptions opts;
+    if (q_.Has("gracePeriodSeconds")) {
+      int64_t g = 0;
+      if (!ParseInt(q_.Get("gracePeriodSeconds"), &g)) {
+        return ErrorResponse(Code::kBadRequest,
+                             "invalid gracePeriodSeconds: " + q_.Get("gracePeriodSeconds"));
+      }
+      opts.grace_period_seconds = g;
+    }
+    opts.propagation_policy = q_.Get("propagationPolicy");
     if (!req_.body.empty()) {
       if (!IsJsonContentType(req_.content_type)) return UnsupportedMediaType();
       Result<json> j = ParseBody(req_.body);
@@ -659,12 +667,37 @@ class ResourceRoutes {
         if (uid != pre->end() && uid->is_string()) opts.precondition_uid = *uid;
         if (rv != pre->end() && rv->is_string()) opts.precondition_resource_version = *rv;
       }
+      auto grace = j->find("gracePeriodSeconds");
+      if (grace != j->end() && !grace->is_null()) {
+        if (!grace->is_number_integer())
+          return ErrorResponse(Code::kBadRequest, "gracePeriodSeconds must be an integer");
+        opts.grace_period_seconds = grace->get<int64_t>();
+      }
+      auto policy = j->find("propagationPolicy");
+      if (policy != j->end() && !policy->is_null()) {
+        if (!policy->is_string())
+          return ErrorResponse(Code::kBadRequest, "propagationPolicy must be a string");
+        opts.propagation_policy = *policy;
+      }
+      // The deprecated orphanDependents: true is Orphan, false is Background (when no policy is given).
+      auto orphan = j->find("orphanDependents");
+      if (orphan != j->end() && !orphan->is_null()) {
+        if (!orphan->is_boolean())
+          return ErrorResponse(Code::kBadRequest, "orphanDependents must be a boolean");
+        if (!opts.propagation_policy.empty()) {
+          return ErrorResponse(Status(Code::kInvalid,
+                                      "orphanDependents and propagationPolicy cannot both be set",
+                                      {{"propagationPolicy", "FieldValueInvalid",
+                                        "orphanDependents and deletionPropagation cannot be both set"}}));
+        }
+        opts.propagation_policy = orphan->get<bool>() ? kPropagationOrphan : kPropagationBackground;
+      }
     }
     auto r = reg_->DeleteReporting(ns, name, opts);
     if (!r.ok()) return ErrorResponse(r.status());
     if (!r->decode_error.ok()) {
       // Deleted, but there is no object to return: say what happened, as a success Status.
-      const char* resource = std::is_same_v<T, Pod> ? "pods" : "replicationcontrollers";
+      const char* resource = Kind<T>::kResource;
       return JsonResponse(
           200, {{"kind", "Status"},
                 {"apiVersion", "v1"},
@@ -725,11 +758,13 @@ Status CheckDryRun(const HttpRequest& req, const Query& q) {
   return Status::Ok();
 }
 
+// cluster_scope: the request named no namespace (an all-namespaces list of a namespaced resource, or
+// any request for a cluster-scoped one, where `namespaced` is false).
 template <typename T>
 ApiOutcome ServeResource(ResourceRegistry<T>* reg, WatchCache<T>* cache, const Clock* clock,
                          const HttpRequest& req, const Query& q, bool cluster_scope, bool watch_path,
                          const std::string& ns, const std::string* name,
-                         const std::shared_ptr<WatchSink>& sink) {
+                         const std::shared_ptr<WatchSink>& sink, bool namespaced = true) {
   ResourceRoutes<T> routes(reg, cache, clock, req, q);
   bool watch = watch_path;
   if (q.Has("watch")) {
@@ -751,7 +786,7 @@ ApiOutcome ServeResource(ResourceRegistry<T>* reg, WatchCache<T>* cache, const C
   };
   if (name == nullptr) {
     if (m == "GET") return Respond(routes.List(ns));
-    if (m == "POST" && !cluster_scope) return warned(routes.Create(ns));
+    if (m == "POST" && (!cluster_scope || !namespaced)) return warned(routes.Create(ns));
     if (m == "DELETE") return Respond(routes.DeleteCollection(ns));
     return Respond(MethodNotAllowed(m));
   }
@@ -909,6 +944,27 @@ HttpResponse ServeNamespaces(Registry* registry, const Clock* clock, const HttpR
   if (req.method == "GET") return answer(namespaces.Get(*name), 200);
   if (req.method == "DELETE") return answer(namespaces.Delete(*name), 200);
   return MethodNotAllowed(req.method);
+}
+
+// POST pods/{name}/binding (name from the URL) or bindings (name from the body).
+HttpResponse ServeBinding(Registry* registry, const HttpRequest& req, const Query& q, const std::string& ns,
+                          const std::string* name) {
+  if (req.method != "POST") return MethodNotAllowed(req.method);
+  if (q.Has("dryRun")) return ErrorResponse(Code::kBadRequest, "dryRun is not supported for bindings");
+  if (!IsJsonContentType(req.content_type)) return UnsupportedMediaTypeResponse(req.content_type);
+  Result<json> j = ParseBody(req.body);
+  if (!j.ok()) return ErrorResponse(j.status());
+  if (Status s = CheckKind(*j, "Binding", "v1"); !s.ok()) return ErrorResponse(s);
+  Result<Binding> b = BindingFromJson(*j);
+  if (!b.ok()) return ErrorResponse(b.status());
+  if (Status s = ReconcileMeta(&b->metadata, ns, name); !s.ok()) return ErrorResponse(s);
+  Result<PodPtr> r = registry->BindPod(ns, *b);
+  if (!r.ok()) return ErrorResponse(r.status());
+  return JsonResponse(201, {{"kind", "Status"},
+                            {"apiVersion", "v1"},
+                            {"metadata", json::object()},
+                            {"status", "Success"},
+                            {"code", 201}});
 }
 
 // What `kubectl get events` prints: Last Seen, Type, Reason, Object, Message.
@@ -1121,6 +1177,23 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<Watc
     i += 2;
   }
   if (i >= seg.size()) return Respond(NotFound(path));
+  if (seg[i] == "nodes") {
+    // Cluster-scoped: /api/v1/[watch/]nodes[/{name}[/status]].
+    if (!cluster_scope) return Respond(NotFound(path));
+    ++i;
+    const std::string* node = i < seg.size() ? &seg[i++] : nullptr;
+    const std::string* node_sub = i < seg.size() ? &seg[i++] : nullptr;
+    if (i != seg.size()) return Respond(NotFound(path));
+    if (node_sub == nullptr) {
+      return ServeResource(&registry_->nodes(), static_cast<WatchCache<Node>*>(nullptr), clock_, req, *q, true,
+                           watch_path, "", node, sink, /*namespaced=*/false);
+    }
+    if (watch_path || *node_sub != "status") return Respond(NotFound(path));
+    return Respond(ServeStatus(&registry_->nodes(), clock_, req, *q, "", *node));
+  }
+  if (seg[i] == "bindings" && !cluster_scope && !watch_path && i + 1 == seg.size()) {
+    return Respond(ServeBinding(registry_, req, *q, ns, nullptr));
+  }
   const std::string& resource = seg[i++];
   if (resource == "events" && !watch_path) {
     const std::string* event = i < seg.size() ? &seg[i++] : nullptr;
@@ -1155,6 +1228,7 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<Watc
     return Respond(ServeStatus(&registry_->controllers(), clock_, req, *q, ns, *name));
   }
   if (*sub == "scale" && !pods) return Respond(ServeScale(registry_, req, ns, *name, *q));
+  if (*sub == "binding" && pods) return Respond(ServeBinding(registry_, req, *q, ns, name));
   return Respond(NotFound(path));
 }
 

@@ -3,8 +3,9 @@
 // http_server.cc feeds it parsed requests; tests may call it directly.
 //
 // Routes: /version, /api, /apis, /api/v1, /openapi/v3[/api/v1], /healthz, /readyz, /livez;
-// /api/v1/[watch/][namespaces/{ns}/]{pods|replicationcontrollers}[/{name}[/status|/scale]];
-// /api/v1/namespaces[/{name}]; /api/v1/[namespaces/{ns}/]events[/{name}] (no watch).
+// /api/v1/[watch/][namespaces/{ns}/]{pods|replicationcontrollers}[/{name}[/status|/scale|/binding]];
+// /api/v1/namespaces[/{name}]; /api/v1/[namespaces/{ns}/]events[/{name}] (no watch);
+// /api/v1/namespaces/{ns}/bindings; /api/v1/[watch/]nodes[/{name}[/status]] (cluster-scoped).
 // Errors are Status objects: 400 malformed JSON or query, 404 unknown route or object, 405 wrong
 // method, 409 AlreadyExists/Conflict, 410 Gone, 415 unsupported Content-Type, 422 Invalid (including a
 // body of the wrong kind). Never 500 for bad input.

@@ -8,7 +8,7 @@ namespace {
 using json = nlohmann::json;
 
 // The hash in serverRelativeURL lets clients cache the document; it changes when the document does.
-constexpr const char* kCoreV1OpenApiHash = "rcsim-core-v1-3";
+constexpr const char* kCoreV1OpenApiHash = "rcsim-core-v1-4";
 
 json Resource(const char* name, const char* kind, json verbs, json short_names = nullptr,
               const char* group = nullptr, const char* version = nullptr) {
@@ -116,6 +116,14 @@ json CoreV1ResourcesJson() {
       Resource("namespaces", "Namespace", {"create", "delete", "get", "list"}, json::array({"ns"}));
   namespaces["namespaced"] = false;
   resources.push_back(std::move(namespaces));
+  resources.push_back(Resource("pods/binding", "Binding", json::array({"create"})));
+  resources.push_back(Resource("bindings", "Binding", json::array({"create"})));
+  json nodes = Resource("nodes", "Node", crud, json::array({"no"}));
+  nodes["namespaced"] = false;
+  resources.push_back(std::move(nodes));
+  json node_status = Resource("nodes/status", "Node", sub);
+  node_status["namespaced"] = false;
+  resources.push_back(std::move(node_status));
   return {{"kind", "APIResourceList"}, {"groupVersion", "v1"}, {"resources", std::move(resources)}};
 }
 
@@ -141,6 +149,16 @@ json OpenApiV3CoreV1Json() {
   paths["/api/v1/namespaces/{name}"] = {{"get", Operation("readNamespace", ns_gvk, "get", false)},
                                         {"patch", Operation("patchNamespace", ns_gvk, "patch", true)},
                                         {"delete", Operation("deleteNamespace", ns_gvk, "delete", false)}};
+  const json node_gvk = Gvk("", "v1", "Node");
+  paths["/api/v1/nodes"] = {{"get", Operation("listNode", node_gvk, "list", false)},
+                            {"post", Operation("createNode", node_gvk, "post", true)}};
+  paths["/api/v1/nodes/{name}"] = {{"get", Operation("readNode", node_gvk, "get", false)},
+                                   {"put", Operation("replaceNode", node_gvk, "put", true)},
+                                   {"patch", Operation("patchNode", node_gvk, "patch", true)},
+                                   {"delete", Operation("deleteNode", node_gvk, "delete", false)}};
+  paths["/api/v1/nodes/{name}/status"] = {{"get", Operation("readNodeStatus", node_gvk, "get", false)},
+                                          {"put", Operation("replaceNodeStatus", node_gvk, "put", true)},
+                                          {"patch", Operation("patchNodeStatus", node_gvk, "patch", true)}};
   paths["/api/v1/pods"] = {
       {"get", Operation("listPodForAllNamespaces", Gvk("", "v1", "Pod"), "list", false)}};
   paths["/api/v1/replicationcontrollers"] = {
@@ -154,6 +172,7 @@ json OpenApiV3CoreV1Json() {
              {{"io.k8s.api.core.v1.Pod", ObjectSchema("Pod", "", "v1")},
               {"io.k8s.api.core.v1.ReplicationController", ObjectSchema("ReplicationController", "", "v1")},
               {"io.k8s.api.core.v1.Namespace", ObjectSchema("Namespace", "", "v1")},
+              {"io.k8s.api.core.v1.Node", ObjectSchema("Node", "", "v1")},
               {"io.k8s.api.autoscaling.v1.Scale", ObjectSchema("Scale", "autoscaling", "v1")}}}}}};
 }
 

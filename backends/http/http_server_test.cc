@@ -469,7 +469,7 @@ TEST_F(HttpServerTest, BadRequestsLeaveTheStoreUnchanged) {
   cases.push_back({"form content type", client_->Do(http::verb::post, kPods, PodJson("e").dump(),
                                                     "application/x-www-form-urlencoded"), 415});
   cases.push_back({"bad label selector", client_->Get(kPods + "?labelSelector=app%3D%3D%3D"), 400});
-  cases.push_back({"bad field selector", client_->Get(kPods + "?fieldSelector=spec.nodeName%3Dx"), 400});
+  cases.push_back({"bad field selector", client_->Get(kPods + "?fieldSelector=spec.hostname%3Dx"), 400});
   cases.push_back({"bad limit", client_->Get(kPods + "?limit=abc"), 400});
   cases.push_back({"bad watch flag", client_->Get(kPods + "?watch=maybe"), 400});
   cases.push_back({"bad percent escape", client_->Get(kPods + "?labelSelector=%zz"), 400});

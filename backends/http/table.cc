@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/codec.h"
+#include "engine/node_codec.h"
 
 namespace rcsim {
 namespace {
@@ -155,6 +156,29 @@ json ControllerTable(const std::vector<ControllerPtr>& rcs, const TableOptions& 
     json obj = RowObject(rc->metadata,
                          opts.include_object == IncludeObject::kObject ? ControllerToJson(*rc) : json(),
                          opts.include_object);
+    if (!obj.is_null()) row["object"] = std::move(obj);
+    table["rows"].push_back(std::move(row));
+  }
+  return table;
+}
+
+json NodeTable(const std::vector<NodePtr>& nodes, const TableOptions& opts) {
+  json columns = json::array(
+      {Column("Name", "string", "name", "Name must be unique within a namespace."),
+       Column("Status", "string", "", "The status of the node"),
+       Column("Roles", "string", "", "The roles of the node"),
+       Column("Age", "string", "",
+              "CreationTimestamp is a timestamp representing the server time when this object was created."),
+       Column("Version", "string", "", "Kubelet Version reported by the node.")});
+  json table = TableShell(std::move(columns), opts);
+  for (const NodePtr& node : nodes) {
+    const NodeCondition* ready = FindNodeCondition(node->status, "Ready");
+    std::string status = ready == nullptr ? "Unknown" : (ready->status == "True" ? "Ready" : "NotReady");
+    if (node->spec.unschedulable) status += ",SchedulingDisabled";
+    json row = {{"cells", {node->metadata.name, status, "<none>", Age(node->metadata, opts.now), "rcsim"}}};
+    json obj =
+        RowObject(node->metadata, opts.include_object == IncludeObject::kObject ? NodeToJson(*node) : json(),
+                  opts.include_object);
     if (!obj.is_null()) row["object"] = std::move(obj);
     table["rows"].push_back(std::move(row));
   }

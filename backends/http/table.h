@@ -1,17 +1,18 @@
 // Table output (meta.k8s.io/v1 Table) for `kubectl get`: the server prints the columns.
 //   pods:                   NAME READY STATUS RESTARTS AGE
 //   replicationcontrollers: NAME DESIRED CURRENT READY AGE
+//   nodes:                  NAME STATUS ROLES AGE VERSION
 //
 // Thread-safety: pure functions.
 #ifndef RCSIM_BACKENDS_HTTP_TABLE_H_
 #define RCSIM_BACKENDS_HTTP_TABLE_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "engine/node_types.h"
 #include "engine/time.h"
 #include "engine/types.h"
 
@@ -36,6 +37,7 @@ inline constexpr const char* kTableContentType = "application/json;as=Table;v=v1
 
 nlohmann::json PodTable(const std::vector<PodPtr>& pods, const TableOptions& opts);
 nlohmann::json ControllerTable(const std::vector<ControllerPtr>& rcs, const TableOptions& opts);
+nlohmann::json NodeTable(const std::vector<NodePtr>& nodes, const TableOptions& opts);
 
 // Kubernetes' short human duration (duration.HumanDuration): "45s", "3m20s", "5h", "12d".
 std::string HumanAge(Duration d);

@@ -28,6 +28,7 @@
 #include "backends/httpclient/token_bucket.h"
 #include "backends/tls/tls_context.h"
 #include "backends/tls/tls_or_tcp_stream.h"
+#include "engine/node_codec.h"
 
 namespace rcsim {
 namespace {
@@ -857,9 +858,10 @@ bool ParseBaseUrl(const std::string& url, bool* https, std::string* host, std::s
 }  // namespace
 
 struct HttpApiClient::Resources {
-  explicit Resources(HttpTransport* t) : pods(t), controllers(t) {}
+  explicit Resources(HttpTransport* t) : pods(t), controllers(t), nodes(t) {}
   HttpResourceClient<Pod> pods;
   HttpResourceClient<ReplicationController> controllers;
+  HttpResourceClient<Node> nodes;
 };
 
 Result<std::unique_ptr<HttpApiClient>> HttpApiClient::Create(HttpApiClientOptions options) {
@@ -896,6 +898,18 @@ HttpApiClient::~HttpApiClient() { transport_->Shutdown(); }
 
 ResourceClient<Pod>& HttpApiClient::pods() { return resources_->pods; }
 ResourceClient<ReplicationController>& HttpApiClient::controllers() { return resources_->controllers; }
+ResourceClient<Node>& HttpApiClient::nodes() { return resources_->nodes; }
+
+void HttpApiClient::BindPod(const std::string& ns, Binding binding, Callback<Status> done) {
+  if (binding.metadata.namespace_.empty()) binding.metadata.namespace_ = ns;
+  const std::string target = ResourcePath("pods", ns, binding.metadata.name, "binding");
+  transport_->Send("POST", target, BindingToJson(binding).dump(),
+                   [done = std::move(done)](Result<HttpReply> reply) {
+                     if (!reply.ok()) return done(reply.status());
+                     if (!Is2xx(reply->status)) return done(StatusFromHttp(reply->status, reply->body));
+                     done(Status::Ok());
+                   });
+}
 
 void HttpApiClient::Send(const std::string& method, const std::string& target, std::string body,
                          Callback<Result<HttpReply>> done) {

@@ -39,6 +39,7 @@
 
 #include "backends/tls/tls_config.h"
 #include "engine/api_client.h"
+#include "engine/cluster_api.h"
 #include "engine/status.h"
 #include "engine/time.h"
 
@@ -68,7 +69,7 @@ struct HttpReply {
 
 class HttpTransport;  // http_api_client.cc
 
-class HttpApiClient final : public ApiClient {
+class HttpApiClient final : public ApiClient, public ClusterApi {
  public:
   // Fails with kBadRequest for a malformed base URL (only "http[s]://host[:port][/]" is accepted),
   // kInvalid if the TLS material does not load, kUnavailable if the host does not resolve. Starts
@@ -81,6 +82,9 @@ class HttpApiClient final : public ApiClient {
 
   ResourceClient<Pod>& pods() override;
   ResourceClient<ReplicationController>& controllers() override;
+  ResourceClient<Node>& nodes() override;
+  // POST /api/v1/namespaces/<ns>/pods/<name>/binding.
+  void BindPod(const std::string& ns, Binding binding, Callback<Status> done) override;
 
   // Sends one request over the pool. Any HTTP status is a value (status 4xx/5xx is not an error);
   // errors are the transport errors above. `target` is path and query, already percent-encoded.

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "engine/codec.h"
+#include "engine/field_selector.h"
+#include "engine/node_codec.h"
 
 namespace rcsim {
 namespace {
@@ -79,6 +81,9 @@ Result<ReplicationController> RestResource<ReplicationController>::FromJson(cons
   return ControllerFromJson(j);
 }
 
+std::string RestResource<Node>::Encode(const Node& node) { return EncodeNode(node); }
+Result<Node> RestResource<Node>::FromJson(const nlohmann::json& j) { return NodeFromJson(j); }
+
 std::string PercentEncode(std::string_view s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
@@ -119,7 +124,9 @@ std::string ResourcePath(std::string_view plural, std::string_view ns, std::stri
 std::string ListQuery(const ListOptions& opts) {
   std::string q;
   if (!opts.label_selector.Empty()) AppendParam(&q, "labelSelector", opts.label_selector.ToString());
-  if (!opts.field_name.empty()) AppendParam(&q, "fieldSelector", "metadata.name=" + opts.field_name);
+  if (!opts.field_name.empty() || !opts.fields.empty()) {
+    AppendParam(&q, "fieldSelector", FormatFieldSelector(opts));
+  }
   if (opts.limit > 0) AppendParam(&q, "limit", std::to_string(opts.limit));
   if (!opts.continue_token.empty()) AppendParam(&q, "continue", opts.continue_token);
   return q;
@@ -129,6 +136,7 @@ std::string WatchQuery(const ListOptions& opts, std::string_view resource_versio
   ListOptions selectors;
   selectors.label_selector = opts.label_selector;
   selectors.field_name = opts.field_name;
+  selectors.fields = opts.fields;
   std::string q = ListQuery(selectors);
   AppendParam(&q, "watch", "true");
   if (!resource_version.empty()) AppendParam(&q, "resourceVersion", resource_version);
@@ -136,13 +144,20 @@ std::string WatchQuery(const ListOptions& opts, std::string_view resource_versio
 }
 
 std::string DeleteOptionsBody(const DeleteOptions& opts) {
-  if (opts.precondition_uid.empty() && opts.precondition_resource_version.empty()) return "";
-  json pre = json::object();
-  if (!opts.precondition_uid.empty()) pre["uid"] = opts.precondition_uid;
-  if (!opts.precondition_resource_version.empty()) {
-    pre["resourceVersion"] = opts.precondition_resource_version;
+  const bool preconditions = !opts.precondition_uid.empty() || !opts.precondition_resource_version.empty();
+  if (!preconditions && !opts.grace_period_seconds && opts.propagation_policy.empty()) return "";
+  json body = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}};
+  if (preconditions) {
+    json pre = json::object();
+    if (!opts.precondition_uid.empty()) pre["uid"] = opts.precondition_uid;
+    if (!opts.precondition_resource_version.empty()) {
+      pre["resourceVersion"] = opts.precondition_resource_version;
+    }
+    body["preconditions"] = std::move(pre);
   }
-  return json{{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", std::move(pre)}}.dump();
+  if (opts.grace_period_seconds) body["gracePeriodSeconds"] = *opts.grace_period_seconds;
+  if (!opts.propagation_policy.empty()) body["propagationPolicy"] = opts.propagation_policy;
+  return body.dump();
 }
 
 Status StatusFromHttp(int http_status, std::string_view body) {
@@ -255,5 +270,8 @@ template Result<ObjectList<ReplicationController>> DecodeListResponse<Replicatio
 template Result<ApiWatchEvent<Pod>> DecodeWatchLine<Pod>(std::string_view);
 template Result<ApiWatchEvent<ReplicationController>> DecodeWatchLine<ReplicationController>(
     std::string_view);
+template Result<std::shared_ptr<const Node>> DecodeObjectResponse<Node>(std::string_view);
+template Result<ObjectList<Node>> DecodeListResponse<Node>(std::string_view);
+template Result<ApiWatchEvent<Node>> DecodeWatchLine<Node>(std::string_view);
 
 }  // namespace rcsim

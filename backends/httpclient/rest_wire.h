@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "engine/api_client.h"
+#include "engine/node_types.h"
 #include "engine/status.h"
 #include "engine/types.h"
 
@@ -35,6 +36,13 @@ struct RestResource<ReplicationController> {
   static Result<ReplicationController> FromJson(const nlohmann::json& j);
 };
 
+template <>
+struct RestResource<Node> {
+  static constexpr const char* kPlural = "nodes";
+  static std::string Encode(const Node& node);
+  static Result<Node> FromJson(const nlohmann::json& j);
+};
+
 // Percent-encodes everything but RFC 3986 unreserved characters (A-Z a-z 0-9 - . _ ~), so the result
 // is safe both as a path segment and as a query component.
 std::string PercentEncode(std::string_view s);
@@ -51,7 +59,8 @@ std::string ListQuery(const ListOptions& opts);
 // The query of a watch: ListQuery's selectors plus "watch=true" and resourceVersion when non-empty.
 std::string WatchQuery(const ListOptions& opts, std::string_view resource_version);
 
-// A DeleteOptions body carrying the preconditions, or "" when there are none (no body is sent).
+// A DeleteOptions body carrying the preconditions, gracePeriodSeconds and propagationPolicy, or ""
+// when none is set (no body is sent).
 std::string DeleteOptionsBody(const DeleteOptions& opts);
 
 // The Status of a non-2xx response. The body is a Kubernetes Status when the server sent one (its

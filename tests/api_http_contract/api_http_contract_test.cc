@@ -31,6 +31,7 @@
 #include "backends/httpclient/kubeconfig.h"
 #include "tests/api_http_contract/apiserver_process.h"
 #include "tests/contract/api_contract.h"
+#include "tests/contract/cluster_api_contract.h"
 #include "tests/etcd_fixture/etcd_process.h"
 
 #ifndef RCSIM_APISERVER_BINARY
@@ -179,6 +180,7 @@ class HttpApiHarnessT {
   }
 
   ApiClient& client() { return *client_; }
+  ClusterApi& cluster() { return *client_; }
 
   bool WaitFor(const std::function<bool()>& pred, Duration timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -235,6 +237,7 @@ using HttpsClientCertHarness = HttpApiHarnessT<kCertContext>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Http, ApiContractTest, ::testing::Types<HttpApiHarness>);
 using HttpsHarnesses = ::testing::Types<HttpsTokenHarness, HttpsClientCertHarness>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Https, ApiContractTest, HttpsHarnesses);
+INSTANTIATE_TYPED_TEST_SUITE_P(Http, ClusterApiContractTest, ::testing::Types<HttpApiHarness>);
 
 }  // namespace
 }  // namespace rcsim

@@ -266,7 +266,11 @@ TYPED_TEST_P(ApiContractTest, ControllerCreateGetUpdateDelete) {
   ASSERT_TRUE(meta_only.ok()) << meta_only.status().ToString();
   EXPECT_EQ((*meta_only)->metadata.generation, 2) << "a metadata-only change keeps generation";
 
-  auto deleted = this->DeleteRc("web");
+  // Background, as kubectl sends it: with no policy a replication controller is orphaning (it stays,
+  // with the orphan finalizer, until the garbage collector removes it; see cluster_api_contract.h).
+  DeleteOptions background;
+  background.propagation_policy = "Background";
+  auto deleted = this->DeleteRc("web", background);
   ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
   EXPECT_EQ(this->GetRc("web").status().code(), Code::kNotFound);
 }
@@ -624,7 +628,9 @@ TYPED_TEST_P(ApiContractTest, ControllerWatchSeesGenerationChanges) {
   ReplicationController rc = **created;
   rc.spec.replicas = 2;
   ASSERT_TRUE(this->UpdateRc(rc).ok());
-  ASSERT_TRUE(this->DeleteRc("web").ok());
+  DeleteOptions background;
+  background.propagation_policy = "Background";
+  ASSERT_TRUE(this->DeleteRc("web", background).ok());
   ASSERT_TRUE(this->WaitForEvents(rec, 3));
   using Type = ApiWatchEvent<ReplicationController>::Type;
   auto ev = rec.events();
