@@ -321,7 +321,9 @@ TEST(ControllerInformerApiTest, ListsAndWatchesThroughTheApiAndRecoversFromADrop
   ASSERT_NE(informer.Get("default/b"), nullptr);
 
   api.SetPartitioned(true);  // ends the watch; the re-lists fail until the partition heals
-  ASSERT_TRUE(registry.controllers().Delete("default", "a", {}).ok());
+  DeleteOptions background;  // no policy would orphan: the controller would stay, finalizing
+  background.propagation_policy = "Background";
+  ASSERT_TRUE(registry.controllers().Delete("default", "a", background).ok());
   create("c", 3);
   loop.RunFor(std::chrono::seconds(3));
   EXPECT_NE(informer.Get("default/a"), nullptr) << "the informer cannot have seen the deletion yet";

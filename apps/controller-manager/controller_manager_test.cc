@@ -184,7 +184,10 @@ class Cluster {
     });
   }
   Status Delete(const std::string& name) {
-    return Call<Result<ControllerPtr>>([&](auto cb) { api_->controllers().Delete(ns_, name, {}, cb); })
+    DeleteOptions background;  // as kubectl sends it; no policy would orphan (and wait for a GC)
+    background.propagation_policy = "Background";
+    return Call<Result<ControllerPtr>>(
+               [&](auto cb) { api_->controllers().Delete(ns_, name, background, cb); })
         .status();
   }
   // Active pods labelled app=name (-1 if the list failed).
