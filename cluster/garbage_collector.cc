@@ -1,0 +1,286 @@
+#include "cluster/garbage_collector.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "engine/node_types.h"
+
+namespace rcsim {
+namespace {
+
+bool HasFinalizer(const ObjectMeta& m, const char* f) {
+  return std::find(m.finalizers.begin(), m.finalizers.end(), f) != m.finalizers.end();
+}
+
+bool IsOwnerKind(const OwnerReference& ref) { return ref.kind == "ReplicationController"; }
+
+std::string RcKey(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+
+}  // namespace
+
+GarbageCollector::GarbageCollector(GarbageCollectorOptions options, ApiClient* api, Executor* executor,
+                                   TraceSink* trace)
+    : options_(options), api_(api), executor_(executor), trace_(trace) {
+  ObjectCache<ReplicationController>::Handlers rh;
+  rh.on_upsert = [this](const ControllerPtr&, const ControllerPtr& rc) { OnController(rc); };
+  rh.on_delete = [this](const ControllerPtr& rc) { OnControllerGone(rc); };
+  rh.on_synced = [this] { Post(); };
+  rcs_ = std::make_unique<ObjectCache<ReplicationController>>(&api_->controllers(), executor_, "",
+                                                              ListOptions{}, std::move(rh));
+  ObjectCache<Pod>::Handlers ph;
+  ph.on_upsert = [this](const PodPtr& o, const PodPtr& n) { OnPod(o, n); };
+  ph.on_delete = [this](const PodPtr& p) { OnPodGone(p); };
+  ph.on_synced = [this] { Post(); };
+  pods_ = std::make_unique<ObjectCache<Pod>>(&api_->pods(), executor_, "", ListOptions{}, std::move(ph));
+}
+
+GarbageCollector::~GarbageCollector() { *alive_ = false; }
+
+void GarbageCollector::Start() {
+  rcs_->Start();
+  pods_->Start();
+  executor_->Schedule(options_.resync_period, [this, alive = alive_] {
+    if (*alive) Resync();
+  });
+}
+
+void GarbageCollector::Trace(const std::string& event) {
+  if (trace_ != nullptr && trace_->enabled()) trace_->Record("gc", event);
+}
+
+void GarbageCollector::Resync() {
+  for (const auto& [key, rc] : rcs_->objects()) {
+    if (rc->metadata.deletion_timestamp) dirty_owners_.insert(rc->metadata.uid);
+  }
+  for (const auto& [key, pod] : pods_->objects()) {
+    if (!pod->metadata.owner_references.empty()) dirty_pods_.insert(key);
+  }
+  Post();
+  executor_->Schedule(options_.resync_period, [this, alive = alive_] {
+    if (*alive) Resync();
+  });
+}
+
+void GarbageCollector::OnController(const ControllerPtr& rc) {
+  rc_by_uid_[rc->metadata.uid] = ObjectCache<ReplicationController>::KeyOf(*rc);
+  if (rc->metadata.deletion_timestamp) {
+    dirty_owners_.insert(rc->metadata.uid);
+    Post();
+  }
+}
+
+void GarbageCollector::OnControllerGone(const ControllerPtr& rc) {
+  rc_by_uid_.erase(rc->metadata.uid);
+  auto it = dependents_.find(rc->metadata.uid);
+  if (it == dependents_.end()) return;
+  for (const std::string& key : it->second) dirty_pods_.insert(key);
+  Post();
+}
+
+void GarbageCollector::IndexPod(const PodPtr& pod, bool add) {
+  const std::string key = ObjectCache<Pod>::KeyOf(*pod);
+  for (const OwnerReference& ref : pod->metadata.owner_references) {
+    if (add) {
+      dependents_[ref.uid].insert(key);
+    } else if (auto it = dependents_.find(ref.uid); it != dependents_.end()) {
+      it->second.erase(key);
+      if (it->second.empty()) dependents_.erase(it);
+    }
+  }
+}
+
+void GarbageCollector::OnPod(const PodPtr& old_pod, const PodPtr& pod) {
+  if (old_pod) IndexPod(old_pod, false);
+  IndexPod(pod, true);
+  bool dirty = false;
+  for (const OwnerReference& ref : pod->metadata.owner_references) {
+    if (!IsOwnerKind(ref)) continue;
+    auto rc = rc_by_uid_.find(ref.uid);
+    if (rc == rc_by_uid_.end()) {
+      dirty = true;  // owner not (yet) seen: verify
+    } else {
+      ControllerPtr owner = rcs_->Get(rc->second);
+      if (owner && owner->metadata.deletion_timestamp) dirty_owners_.insert(ref.uid);
+    }
+  }
+  if (dirty) dirty_pods_.insert(ObjectCache<Pod>::KeyOf(*pod));
+  // A dependent that changed may unblock (or need) work on its deleting owners.
+  if (old_pod) {
+    for (const OwnerReference& ref : old_pod->metadata.owner_references) {
+      if (rc_by_uid_.count(ref.uid)) {
+        ControllerPtr owner = rcs_->Get(rc_by_uid_[ref.uid]);
+        if (owner && owner->metadata.deletion_timestamp) dirty_owners_.insert(ref.uid);
+      }
+    }
+  }
+  if (!dirty_owners_.empty() || !dirty_pods_.empty()) Post();
+}
+
+void GarbageCollector::OnPodGone(const PodPtr& pod) {
+  IndexPod(pod, false);
+  for (const OwnerReference& ref : pod->metadata.owner_references) {
+    if (rc_by_uid_.count(ref.uid)) dirty_owners_.insert(ref.uid);
+  }
+  dirty_pods_.erase(ObjectCache<Pod>::KeyOf(*pod));
+  if (!dirty_owners_.empty()) Post();
+}
+
+void GarbageCollector::Post() {
+  if (posted_) return;
+  posted_ = true;
+  executor_->Post([this, alive = alive_] {
+    if (*alive) Pass();
+  });
+}
+
+void GarbageCollector::Pass() {
+  posted_ = false;
+  if (!rcs_->synced() || !pods_->synced()) return;  // on_synced posts again
+  std::set<std::string> owners = std::move(dirty_owners_);
+  dirty_owners_.clear();
+  for (const std::string& uid : owners) ProcessOwner(uid);
+  std::set<std::string> pods = std::move(dirty_pods_);
+  dirty_pods_.clear();
+  for (const std::string& key : pods) ProcessDependent(key);
+}
+
+GarbageCollector::Owner GarbageCollector::OwnerState(const std::string& ns, const OwnerReference& ref) {
+  if (!IsOwnerKind(ref)) return Owner::kPresent;
+  if (absent_.count(ref.uid)) return Owner::kAbsent;
+  ControllerPtr rc = rcs_->Get(RcKey(ns, ref.name));
+  if (rc && rc->metadata.uid == ref.uid) return Owner::kPresent;
+  return Owner::kUnknown;  // the cache may lag: ask the API
+}
+
+void GarbageCollector::LookUpOwner(const std::string& ns, const OwnerReference& ref) {
+  if (!looking_up_.insert(ref.uid).second) return;
+  ++counters_.owner_lookups;
+  const std::string uid = ref.uid;
+  api_->controllers().Get(ns, ref.name, [this, alive = alive_, uid](Result<ControllerPtr> r) {
+    if (!*alive) return;
+    looking_up_.erase(uid);
+    if (r.ok() && (*r)->metadata.uid == uid) return;              // present: the cache will show it
+    if (!r.ok() && r.status().code() != Code::kNotFound) return;  // unknown: the resync retries
+    absent_.insert(uid);
+    auto it = dependents_.find(uid);
+    if (it != dependents_.end()) {
+      for (const std::string& key : it->second) dirty_pods_.insert(key);
+    }
+    Post();
+  });
+}
+
+void GarbageCollector::ProcessDependent(const std::string& key) {
+  const PodPtr pod = pods_->Get(key);
+  if (!pod || pod->metadata.owner_references.empty() || in_flight_.count(key)) return;
+  std::set<std::string> absent;
+  bool any_present = false, any_unknown = false;
+  for (const OwnerReference& ref : pod->metadata.owner_references) {
+    switch (OwnerState(pod->metadata.namespace_, ref)) {
+      case Owner::kPresent: any_present = true; break;
+      case Owner::kAbsent: absent.insert(ref.uid); break;
+      case Owner::kUnknown:
+        any_unknown = true;
+        LookUpOwner(pod->metadata.namespace_, ref);
+        break;
+    }
+  }
+  if (any_unknown || absent.empty()) return;
+  if (any_present) {
+    RemoveReferences(pod, absent);
+  } else if (!pod->metadata.deletion_timestamp) {
+    DeleteDependent(pod);
+  }
+}
+
+void GarbageCollector::ProcessOwner(const std::string& uid) {
+  auto k = rc_by_uid_.find(uid);
+  if (k == rc_by_uid_.end()) return;
+  const ControllerPtr rc = rcs_->Get(k->second);
+  if (!rc || !rc->metadata.deletion_timestamp) return;
+  std::vector<PodPtr> deps;
+  if (auto it = dependents_.find(uid); it != dependents_.end()) {
+    for (const std::string& key : it->second) {
+      if (PodPtr p = pods_->Get(key)) deps.push_back(std::move(p));
+    }
+  }
+  if (HasFinalizer(rc->metadata, kOrphanFinalizer)) {
+    for (const PodPtr& p : deps) RemoveReferences(p, {uid});
+    if (deps.empty()) RemoveFinalizer(rc, kOrphanFinalizer);
+    return;
+  }
+  if (HasFinalizer(rc->metadata, kForegroundFinalizer)) {
+    bool blocking = false;
+    for (const PodPtr& p : deps) {
+      for (const OwnerReference& ref : p->metadata.owner_references) {
+        if (ref.uid == uid && ref.block_owner_deletion) blocking = true;
+      }
+      if (!p->metadata.deletion_timestamp) DeleteDependent(p);
+    }
+    if (!blocking) RemoveFinalizer(rc, kForegroundFinalizer);
+  }
+}
+
+void GarbageCollector::RemoveReferences(const PodPtr& pod, const std::set<std::string>& uids) {
+  const std::string key = ObjectCache<Pod>::KeyOf(*pod);
+  if (!in_flight_.insert(key).second) return;
+  Pod next = *pod;
+  auto& refs = next.metadata.owner_references;
+  refs.erase(
+      std::remove_if(refs.begin(), refs.end(), [&](const OwnerReference& r) { return uids.count(r.uid); }),
+      refs.end());
+  api_->pods().Update(std::move(next), [this, alive = alive_, key, uids](Result<PodPtr> r) {
+    if (!*alive) return;
+    in_flight_.erase(key);
+    if (r.ok()) {
+      ++counters_.references_removed;
+      Trace("orphan " + key);
+    } else if (r.status().code() == Code::kConflict) {
+      dirty_pods_.insert(key);  // re-read from the cache (the watch brings the newer version)
+      for (const std::string& uid : uids) dirty_owners_.insert(uid);
+      Post();
+    }
+  });
+}
+
+void GarbageCollector::RemoveFinalizer(const ControllerPtr& rc, const char* finalizer) {
+  const std::string key = "rc:" + ObjectCache<ReplicationController>::KeyOf(*rc);
+  if (!in_flight_.insert(key).second) return;
+  ReplicationController next = *rc;
+  auto& f = next.metadata.finalizers;
+  f.erase(std::remove(f.begin(), f.end(), std::string(finalizer)), f.end());
+  const std::string uid = rc->metadata.uid;
+  const std::string name = ObjectCache<ReplicationController>::KeyOf(*rc);
+  api_->controllers().Update(std::move(next),
+                             [this, alive = alive_, key, uid, name, finalizer](Result<ControllerPtr> r) {
+                               if (!*alive) return;
+                               in_flight_.erase(key);
+                               if (r.ok()) {
+                                 ++counters_.finalizers_removed;
+                                 Trace(std::string("finalize ") + name + " " + finalizer);
+                               } else if (r.status().code() == Code::kConflict) {
+                                 dirty_owners_.insert(uid);
+                                 Post();
+                               }
+                             });
+}
+
+void GarbageCollector::DeleteDependent(const PodPtr& pod) {
+  const std::string key = ObjectCache<Pod>::KeyOf(*pod);
+  if (!in_flight_.insert(key).second) return;
+  DeleteOptions opts;
+  opts.precondition_uid = pod->metadata.uid;
+  opts.propagation_policy = kPropagationBackground;
+  api_->pods().Delete(pod->metadata.namespace_, pod->metadata.name, opts,
+                      [this, alive = alive_, key](Result<PodPtr> r) {
+                        if (!*alive) return;
+                        in_flight_.erase(key);
+                        if (r.ok()) {
+                          ++counters_.dependents_deleted;
+                          Trace("delete " + key);
+                        }
+                      });
+}
+
+}  // namespace rcsim

@@ -1,0 +1,97 @@
+// GarbageCollector: ownerReference-based cascading deletion, as kube-controller-manager's, for the
+// owners rcsim serves (replication controllers) and their dependents (pods).
+//
+// - Background: a dependent none of whose owners exists any more (an owner is absent when the API
+//   says NotFound for its name or the object there has another uid) is deleted (uid precondition).
+//   A dependent with some owners absent and some present loses the absent ownerReferences.
+//   Owner kinds other than ReplicationController are assumed present.
+// - Orphan: an owner with deletionTimestamp and the `orphan` finalizer has its ownerReference
+//   removed from every dependent, then the finalizer removed (the registry then deletes it).
+// - Foreground: an owner with deletionTimestamp and the `foregroundDeletion` finalizer has its
+//   dependents deleted; once no dependent with blockOwnerDeletion=true is left (a pod still
+//   terminating gracefully counts), the finalizer is removed.
+// Work runs in passes posted to the executor after changes, and in a periodic resync
+// (`resync_period`) that retries what failed. Absent owners are remembered by uid (uids are never
+// reused), so a cascade costs one lookup per owner, not per dependent.
+//
+// Thread-safety: none; everything runs on the Executor's thread (see cluster/object_cache.h).
+#ifndef RCSIM_CLUSTER_GARBAGE_COLLECTOR_H_
+#define RCSIM_CLUSTER_GARBAGE_COLLECTOR_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "cluster/object_cache.h"
+#include "engine/api_client.h"
+#include "engine/executor.h"
+#include "engine/time.h"
+#include "engine/trace.h"
+
+namespace rcsim {
+
+struct GarbageCollectorOptions {
+  Duration resync_period = std::chrono::seconds(30);
+};
+
+struct GarbageCollectorCounters {
+  uint64_t dependents_deleted = 0;
+  uint64_t references_removed = 0;
+  uint64_t finalizers_removed = 0;
+  uint64_t owner_lookups = 0;
+};
+
+class GarbageCollector {
+ public:
+  GarbageCollector(GarbageCollectorOptions options, ApiClient* api, Executor* executor, TraceSink* trace);
+  ~GarbageCollector();
+  GarbageCollector(const GarbageCollector&) = delete;
+  GarbageCollector& operator=(const GarbageCollector&) = delete;
+
+  void Start();
+  const GarbageCollectorCounters& counters() const { return counters_; }
+
+ private:
+  enum class Owner { kUnknown, kPresent, kAbsent };
+
+  void OnController(const ControllerPtr& rc);
+  void OnControllerGone(const ControllerPtr& rc);
+  void OnPod(const PodPtr& old_pod, const PodPtr& pod);
+  void OnPodGone(const PodPtr& pod);
+  void IndexPod(const PodPtr& pod, bool add);
+  void Post();
+  void Pass();
+  void Resync();
+  void ProcessOwner(const std::string& uid);
+  void ProcessDependent(const std::string& key);
+  Owner OwnerState(const std::string& ns, const OwnerReference& ref);
+  void LookUpOwner(const std::string& ns, const OwnerReference& ref);
+  void RemoveReferences(const PodPtr& pod, const std::set<std::string>& uids);
+  void RemoveFinalizer(const ControllerPtr& rc, const char* finalizer);
+  void DeleteDependent(const PodPtr& pod);
+  void Trace(const std::string& event);
+
+  const GarbageCollectorOptions options_;
+  ApiClient* const api_;
+  Executor* const executor_;
+  TraceSink* const trace_;
+
+  std::map<std::string, std::string> rc_by_uid_;             // uid -> key
+  std::map<std::string, std::set<std::string>> dependents_;  // owner uid -> pod keys
+  std::set<std::string> absent_;                             // owner uids known gone
+  std::set<std::string> looking_up_;                         // owner uids being looked up
+  std::set<std::string> dirty_owners_;                       // owner uids
+  std::set<std::string> dirty_pods_;                         // pod keys
+  std::set<std::string> in_flight_;                          // object keys with a write in flight
+  bool posted_ = false;
+  GarbageCollectorCounters counters_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  std::unique_ptr<ObjectCache<ReplicationController>> rcs_;
+  std::unique_ptr<ObjectCache<Pod>> pods_;
+};
+
+}  // namespace rcsim
+
+#endif  // RCSIM_CLUSTER_GARBAGE_COLLECTOR_H_

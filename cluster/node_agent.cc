@@ -1,0 +1,435 @@
+#include "cluster/node_agent.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace rcsim {
+namespace {
+
+void SetCondition(std::vector<PodCondition>& conds, const std::string& type, bool value, TimePoint now,
+                  const std::vector<PodCondition>& previous) {
+  const std::string status = value ? "True" : "False";
+  PodCondition c;
+  c.type = type;
+  c.status = status;
+  c.last_transition_time = now;
+  for (const PodCondition& p : previous) {
+    if (p.type == type && p.status == status) c.last_transition_time = p.last_transition_time;
+  }
+  conds.push_back(std::move(c));
+}
+
+bool ShouldRestart(const std::string& policy, int exit_code) {
+  if (policy == "Never") return false;
+  if (policy == "OnFailure") return exit_code != 0;
+  return true;  // Always (and anything unknown, as the API defaults it)
+}
+
+}  // namespace
+
+NodeAgent::NodeAgent(NodeAgentOptions options, ApiClient* api, ClusterApi* cluster, Runtime* runtime,
+                     Clock* clock, Executor* executor, TraceSink* trace)
+    : options_(std::move(options)),
+      api_(api),
+      cluster_(cluster),
+      runtime_(runtime),
+      clock_(clock),
+      executor_(executor),
+      trace_(trace) {
+  runtime_->SetExitListener([this, alive = alive_](const std::string& id, int code) {
+    if (*alive) OnExit(id, code);
+  });
+}
+
+NodeAgent::~NodeAgent() { *alive_ = false; }
+
+void NodeAgent::Trace(const std::string& event) {
+  if (trace_ != nullptr && trace_->enabled()) trace_->Record(options_.node_name, event);
+}
+
+void NodeAgent::Start() {
+  if (running_) return;
+  running_ = true;
+  ++epoch_;
+  Register();
+  ListOptions mine;
+  mine.fields.push_back({"spec.nodeName", true, options_.node_name});
+  ObjectCache<Pod>::Handlers h;
+  h.on_upsert = [this](const PodPtr&, const PodPtr& pod) { OnPod(pod); };
+  h.on_delete = [this](const PodPtr& pod) { OnPodGone(pod); };
+  cache_ = std::make_unique<ObjectCache<Pod>>(&api_->pods(), executor_, "", std::move(mine), std::move(h));
+  cache_->Start();
+}
+
+void NodeAgent::Stop() {
+  if (!running_) return;
+  running_ = false;
+  ++epoch_;
+  cache_.reset();
+  for (auto& [uid, st] : pods_) {
+    for (ContainerState& c : st.containers) {
+      if (c.backoff_timer != 0) executor_->Cancel(c.backoff_timer);
+      c.backoff_timer = 0;
+    }
+  }
+}
+
+// ---- Node registration and heartbeats ----
+
+Node NodeAgent::DesiredNode(const NodePtr& current) const {
+  Node n = current ? *current : Node();
+  n.metadata.resource_version.clear();
+  n.metadata.name = options_.node_name;
+  n.metadata.labels["kubernetes.io/hostname"] = options_.node_name;
+  n.status.capacity["pods"] = std::to_string(options_.max_pods);
+  n.status.allocatable["pods"] = std::to_string(options_.max_pods);
+  const TimePoint now = clock_->Now();
+  NodeCondition* ready = nullptr;
+  for (NodeCondition& c : n.status.conditions) {
+    if (c.type == "Ready") ready = &c;
+  }
+  if (ready == nullptr) {
+    n.status.conditions.emplace_back();
+    ready = &n.status.conditions.back();
+    ready->type = "Ready";
+  }
+  if (ready->status != "True") ready->last_transition_time = now;
+  ready->status = "True";
+  ready->reason = "KubeletReady";
+  ready->message = "kubelet is posting ready status";
+  ready->last_heartbeat_time = now;
+  n.status.addresses = {{"InternalIP", options_.host_ip}, {"Hostname", options_.node_name}};
+  return n;
+}
+
+void NodeAgent::Register() {
+  const uint64_t epoch = epoch_;
+  cluster_->nodes().Get("", options_.node_name, [this, alive = alive_, epoch](Result<NodePtr> got) {
+    if (!*alive || epoch != epoch_) return;
+    auto after = [this, alive, epoch](Result<NodePtr> r) {
+      if (!*alive || epoch != epoch_) return;
+      if (r.ok()) {
+        ++counters_.heartbeats;
+        Trace("register");
+        ScheduleHeartbeat();
+      } else {
+        executor_->Schedule(options_.retry_delay, [this, alive, epoch] {
+          if (*alive && epoch == epoch_) Register();
+        });
+      }
+    };
+    if (got.ok()) {
+      cluster_->nodes().UpdateStatus(DesiredNode(*got), std::move(after));
+    } else if (got.status().code() == Code::kNotFound) {
+      cluster_->nodes().Create("", DesiredNode(nullptr), std::move(after));
+    } else {
+      after(got.status());
+    }
+  });
+}
+
+void NodeAgent::ScheduleHeartbeat() {
+  const uint64_t epoch = epoch_;
+  executor_->Schedule(options_.heartbeat_interval, [this, alive = alive_, epoch] {
+    if (*alive && epoch == epoch_) Heartbeat();
+  });
+}
+
+void NodeAgent::Heartbeat() {
+  const uint64_t epoch = epoch_;
+  cluster_->nodes().Get("", options_.node_name, [this, alive = alive_, epoch](Result<NodePtr> got) {
+    if (!*alive || epoch != epoch_) return;
+    if (!got.ok()) {
+      if (got.status().code() == Code::kNotFound) {
+        Register();  // deleted while we were up: register again
+      } else {
+        ScheduleHeartbeat();
+      }
+      return;
+    }
+    cluster_->nodes().UpdateStatus(DesiredNode(*got), [this, alive, epoch](Result<NodePtr> r) {
+      if (!*alive || epoch != epoch_) return;
+      if (r.ok()) ++counters_.heartbeats;
+      ScheduleHeartbeat();
+    });
+  });
+}
+
+// ---- Pods ----
+
+void NodeAgent::OnPod(const PodPtr& pod) {
+  const std::string& uid = pod->metadata.uid;
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) {
+    if (pod->metadata.deletion_timestamp) {
+      // Nothing of it runs here: finish the deletion.
+      PodState st;
+      st.key = ObjectCache<Pod>::KeyOf(*pod);
+      st.pod = pod;
+      st.stopping = true;
+      pods_.emplace(uid, std::move(st));
+      FinishDeletion(uid);
+      return;
+    }
+    if (IsTerminated(*pod)) return;  // ran here before a restart of the agent, or elsewhere
+    Admit(pod);
+    return;
+  }
+  PodState& st = it->second;
+  st.pod = pod;
+  if (pod->metadata.deletion_timestamp && !st.stopping) {
+    StopPod(uid, std::chrono::seconds(pod->metadata.deletion_grace_period_seconds.value_or(0)));
+  }
+}
+
+void NodeAgent::OnPodGone(const PodPtr& pod) {
+  auto it = pods_.find(pod->metadata.uid);
+  if (it == pods_.end()) return;
+  PodState& st = it->second;
+  st.deleting = true;  // nothing left to delete
+  if (!st.stopping) StopPod(pod->metadata.uid, Duration::zero());
+}
+
+void NodeAgent::Admit(const PodPtr& pod) {
+  PodState st;
+  st.key = ObjectCache<Pod>::KeyOf(*pod);
+  st.pod = pod;
+  st.start_time = pod->status.start_time.value_or(clock_->Now());
+  st.pod_ip = pod->status.pod_ip;
+  if (st.pod_ip.empty()) st.pod_ip = options_.pod_ip_prefix + std::to_string(2 + (next_ip_++ % 253));
+  for (const Container& c : pod->spec.containers) {
+    ContainerState cs;
+    cs.name = c.name;
+    for (const ContainerStatus& s : pod->status.container_statuses) {
+      if (s.name == c.name) cs.restarts = s.restart_count;
+    }
+    st.containers.push_back(std::move(cs));
+  }
+  const std::string uid = pod->metadata.uid;
+  pods_.emplace(uid, std::move(st));
+  Trace("admit " + ObjectCache<Pod>::KeyOf(*pod));
+  WriteStatus(uid);
+  for (std::size_t i = 0; i < pods_[uid].containers.size(); ++i) StartContainer(uid, i);
+}
+
+void NodeAgent::StartContainer(const std::string& uid, std::size_t index) {
+  auto it = pods_.find(uid);
+  if (it == pods_.end() || it->second.stopping || !running_) return;
+  PodState& st = it->second;
+  ContainerState& c = st.containers[index];
+  if (c.starting || !c.id.empty() || c.done) return;
+  c.backoff_timer = 0;
+  c.starting = true;
+  const Container& spec = st.pod->spec.containers[index];
+  ContainerConfig config;
+  config.pod_namespace = st.pod->metadata.namespace_;
+  config.pod_name = st.pod->metadata.name;
+  config.pod_uid = uid;
+  config.container_name = spec.name;
+  config.image = spec.image;
+  config.command = spec.command;
+  config.args = spec.args;
+  runtime_->Start(config, [this, alive = alive_, uid, index](Result<std::string> r) {
+    if (!*alive) return;
+    auto it = pods_.find(uid);
+    if (it == pods_.end()) {
+      if (r.ok()) runtime_->Stop(*r, Duration::zero(), [](Status) {});
+      return;
+    }
+    PodState& st = it->second;
+    ContainerState& c = st.containers[index];
+    c.starting = false;
+    if (!r.ok()) {
+      // Treated as an exit with code 128 (as a failed exec): restart policy and backoff apply.
+      OnExit("", 128);
+      c.exit_code = 128;
+      if (ShouldRestart(st.pod->spec.restart_policy, 128) && !st.stopping) {
+        const Duration delay = BackoffFor(c);
+        c.backoff_timer = executor_->Schedule(delay, [this, alive, uid, index] {
+          if (*alive) StartContainer(uid, index);
+        });
+      } else {
+        c.done = true;
+      }
+      WriteStatus(uid);
+      return;
+    }
+    c.id = *r;
+    c.started_at = clock_->Now();
+    by_container_[c.id] = {uid, index};
+    ++counters_.starts;
+    Trace("start " + st.key + " " + c.name);
+    if (st.stopping) {
+      runtime_->Stop(c.id, Duration::zero(), [](Status) {});
+      return;
+    }
+    WriteStatus(uid);
+  });
+}
+
+Duration NodeAgent::BackoffFor(ContainerState& c) {
+  if (c.started_at != TimePoint{} && clock_->Now() - c.started_at >= options_.backoff_reset)
+    c.backoff_step = 0;
+  Duration delay = Duration::zero();
+  if (c.backoff_step > 0) {
+    delay = options_.backoff_initial;
+    for (int i = 1; i < c.backoff_step && delay < options_.backoff_max; ++i) delay *= 2;
+    delay = std::min(delay, options_.backoff_max);
+  }
+  ++c.backoff_step;
+  return delay;
+}
+
+void NodeAgent::OnExit(const std::string& id, int exit_code) {
+  if (id.empty()) return;
+  auto where = by_container_.find(id);
+  if (where == by_container_.end()) return;
+  const auto [uid, index] = where->second;
+  by_container_.erase(where);
+  ++counters_.exits;
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return;
+  PodState& st = it->second;
+  ContainerState& c = st.containers[index];
+  c.id.clear();
+  c.exit_code = exit_code;
+  Trace("exit " + st.key + " " + c.name + " " + std::to_string(exit_code));
+  if (st.stopping) {
+    bool all_stopped = true;
+    for (const ContainerState& x : st.containers) all_stopped = all_stopped && x.id.empty() && !x.starting;
+    if (all_stopped) FinishDeletion(uid);
+    return;
+  }
+  if (ShouldRestart(st.pod->spec.restart_policy, exit_code) && running_) {
+    ++c.restarts;
+    ++counters_.restarts;
+    const Duration delay = BackoffFor(c);
+    c.backoff_timer = executor_->Schedule(delay, [this, alive = alive_, uid, index] {
+      if (*alive) StartContainer(uid, index);
+    });
+  } else if (!ShouldRestart(st.pod->spec.restart_policy, exit_code)) {
+    c.done = true;
+  }
+  WriteStatus(uid);
+}
+
+void NodeAgent::StopPod(const std::string& uid, Duration grace) {
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return;
+  PodState& st = it->second;
+  st.stopping = true;
+  ++counters_.stops;
+  Trace("stop " + st.key);
+  bool any = false;
+  for (ContainerState& c : st.containers) {
+    if (c.backoff_timer != 0) executor_->Cancel(c.backoff_timer);
+    c.backoff_timer = 0;
+    if (!c.id.empty()) {
+      any = true;
+      runtime_->Stop(c.id, grace, [](Status) {});
+    }
+    any = any || c.starting;
+  }
+  if (!any) FinishDeletion(uid);
+}
+
+void NodeAgent::FinishDeletion(const std::string& uid) {
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return;
+  PodState& st = it->second;
+  if (st.deleting || !running_) {
+    if (st.deleting) pods_.erase(it);
+    return;
+  }
+  st.deleting = true;
+  DeleteOptions opts;
+  opts.precondition_uid = uid;
+  opts.grace_period_seconds = 0;
+  const PodPtr pod = st.pod;
+  api_->pods().Delete(pod->metadata.namespace_, pod->metadata.name, opts,
+                      [this, alive = alive_, uid](Result<PodPtr> r) {
+                        if (!*alive) return;
+                        auto it = pods_.find(uid);
+                        if (it == pods_.end()) return;
+                        const Code code = r.status().code();
+                        if (r.ok() || code == Code::kNotFound || code == Code::kConflict) {
+                          ++counters_.final_deletes;
+                          Trace("deleted " + it->second.key);
+                          pods_.erase(it);
+                          return;
+                        }
+                        it->second.deleting = false;
+                        executor_->Schedule(options_.retry_delay, [this, alive, uid] {
+                          if (*alive) FinishDeletion(uid);
+                        });
+                      });
+}
+
+PodStatus NodeAgent::DesiredStatus(const PodState& st) const {
+  const TimePoint now = clock_->Now();
+  const PodStatus& prev = st.pod->status;
+  PodStatus s;
+  bool all_started = true, all_running = true, all_done = true, all_ok = true;
+  for (const ContainerState& c : st.containers) {
+    const bool ran = !c.id.empty() || c.restarts > 0 || c.done;
+    all_started = all_started && ran;
+    all_running = all_running && !c.id.empty();
+    all_done = all_done && c.done;
+    all_ok = all_ok && c.exit_code == 0;
+    ContainerStatus cs;
+    cs.name = c.name;
+    cs.ready = !c.id.empty() && !st.stopping;
+    cs.restart_count = c.restarts;
+    s.container_statuses.push_back(std::move(cs));
+  }
+  if (st.containers.empty()) all_running = false;
+  if (all_done && !st.containers.empty()) {
+    s.phase = all_ok ? phase::kSucceeded : phase::kFailed;
+  } else if (all_started) {
+    s.phase = phase::kRunning;
+  } else {
+    s.phase = phase::kPending;
+  }
+  const bool ready = all_running && !st.stopping && s.phase == phase::kRunning;
+  SetCondition(s.conditions, "PodScheduled", true, now, prev.conditions);
+  SetCondition(s.conditions, "Initialized", true, now, prev.conditions);
+  SetCondition(s.conditions, "ContainersReady", ready, now, prev.conditions);
+  SetCondition(s.conditions, "Ready", ready, now, prev.conditions);
+  s.host_ip = options_.host_ip;
+  s.pod_ip = st.pod_ip;
+  s.start_time = st.start_time;
+  return s;
+}
+
+void NodeAgent::WriteStatus(const std::string& uid) {
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return;
+  PodState& st = it->second;
+  if (st.status_in_flight) {
+    st.status_dirty = true;
+    return;
+  }
+  PodStatus desired = DesiredStatus(st);
+  if (desired == st.pod->status) return;
+  st.status_in_flight = true;
+  st.status_dirty = false;
+  Pod next = *st.pod;
+  next.metadata.resource_version.clear();  // the agent owns the status: unconditional
+  next.status = std::move(desired);
+  ++counters_.status_writes;
+  api_->pods().UpdateStatus(std::move(next), [this, alive = alive_, uid](Result<PodPtr> r) {
+    if (!*alive) return;
+    auto it = pods_.find(uid);
+    if (it == pods_.end()) return;
+    PodState& st = it->second;
+    st.status_in_flight = false;
+    if (r.ok()) {
+      if ((*r)->metadata.uid == uid) st.pod = *r;
+    } else if (r.status().code() != Code::kNotFound) {
+      st.status_dirty = true;
+    }
+    if (st.status_dirty && r.status().code() != Code::kNotFound) WriteStatus(uid);
+  });
+}
+
+}  // namespace rcsim

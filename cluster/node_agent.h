@@ -1,0 +1,143 @@
+// NodeAgent: the kubelet's pod logic for one node, over the Runtime port (cluster/runtime.h).
+//
+// - Registers its Node (create, or a status write if it exists) with status.capacity.pods =
+//   max_pods and Ready=True, and renews the heartbeat (Ready's lastHeartbeatTime) every
+//   heartbeat_interval through nodes/status.
+// - Watches the pods bound to it (fieldSelector spec.nodeName=<node>) and starts their containers.
+//   Status goes through pods/status: phase (Pending until every container started, Running, then
+//   Succeeded/Failed once every container has terminated for good), conditions PodScheduled,
+//   Initialized, ContainersReady and Ready (Ready once every container runs; no probes yet),
+//   containerStatuses (ready, restartCount), podIP, hostIP, startTime.
+// - An exited container is restarted per restartPolicy (Always; OnFailure when the exit code is not
+//   0; Never) after the kubelet's crash-loop backoff: 0 for the first restart, then 10 s doubling to
+//   5 min, reset once a container has run for 10 min.
+// - Graceful deletion: on deletionTimestamp the containers are stopped with the pod's
+//   deletionGracePeriodSeconds (SIGTERM, then kill), then the pod is deleted with grace 0 (uid
+//   precondition). A pod that disappears from the API has its containers stopped at once.
+// - Stop() ends heartbeats and watches and leaves the containers running (a kubelet restart).
+//
+// Thread-safety: none; everything runs on the Executor's thread, including the runtime's and the
+// client's callbacks.
+#ifndef RCSIM_CLUSTER_NODE_AGENT_H_
+#define RCSIM_CLUSTER_NODE_AGENT_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cluster/object_cache.h"
+#include "cluster/runtime.h"
+#include "engine/api_client.h"
+#include "engine/cluster_api.h"
+#include "engine/executor.h"
+#include "engine/node_types.h"
+#include "engine/time.h"
+#include "engine/trace.h"
+
+namespace rcsim {
+
+struct NodeAgentOptions {
+  std::string node_name = "node-0";
+  int64_t max_pods = 110;
+  std::string host_ip = "10.0.0.1";
+  std::string pod_ip_prefix = "10.244.0.";  // pods get prefix + 2, 3, ... (wrapping at 254)
+  Duration heartbeat_interval = std::chrono::seconds(10);
+  Duration backoff_initial = std::chrono::seconds(10);
+  Duration backoff_max = std::chrono::minutes(5);
+  Duration backoff_reset = std::chrono::minutes(10);
+  Duration retry_delay = std::chrono::milliseconds(500);
+};
+
+struct NodeAgentCounters {
+  uint64_t starts = 0;
+  uint64_t restarts = 0;
+  uint64_t exits = 0;
+  uint64_t stops = 0;
+  uint64_t final_deletes = 0;
+  uint64_t status_writes = 0;
+  uint64_t heartbeats = 0;
+};
+
+class NodeAgent {
+ public:
+  // None of the pointers is owned; all must outlive the agent. Start() registers and begins watching.
+  NodeAgent(NodeAgentOptions options, ApiClient* api, ClusterApi* cluster, Runtime* runtime, Clock* clock,
+            Executor* executor, TraceSink* trace);
+  ~NodeAgent();
+  NodeAgent(const NodeAgent&) = delete;
+  NodeAgent& operator=(const NodeAgent&) = delete;
+
+  void Start();
+  // Stops heartbeats, watches and restarts; containers keep running.
+  void Stop();
+  bool running() const { return running_; }
+
+  const std::string& node_name() const { return options_.node_name; }
+  // Pods this agent runs (has containers for), by uid.
+  std::size_t pod_count() const { return pods_.size(); }
+  const NodeAgentCounters& counters() const { return counters_; }
+
+ private:
+  struct ContainerState {
+    std::string name;
+    std::string id;  // of the current run; empty when not running
+    bool starting = false;
+    bool done = false;  // terminated and not restarting
+    int32_t restarts = 0;
+    int exit_code = 0;
+    TimePoint started_at{};
+    int backoff_step = 0;  // consecutive restarts since the last reset
+    TimerId backoff_timer = 0;
+  };
+  struct PodState {
+    std::string key;
+    PodPtr pod;  // latest seen
+    std::vector<ContainerState> containers;
+    bool stopping = false;
+    bool deleting = false;  // final delete in flight or done
+    TimePoint start_time{};
+    std::string pod_ip;
+    bool status_in_flight = false;
+    bool status_dirty = false;
+  };
+
+  void Register();
+  void Heartbeat();
+  void ScheduleHeartbeat();
+  Node DesiredNode(const NodePtr& current) const;
+
+  void OnPod(const PodPtr& pod);
+  void OnPodGone(const PodPtr& pod);
+  void Admit(const PodPtr& pod);
+  void StartContainer(const std::string& uid, std::size_t index);
+  void OnExit(const std::string& id, int exit_code);
+  void StopPod(const std::string& uid, Duration grace);
+  void FinishDeletion(const std::string& uid);
+  void WriteStatus(const std::string& uid);
+  PodStatus DesiredStatus(const PodState& st) const;
+  Duration BackoffFor(ContainerState& c);
+  void Trace(const std::string& event);
+
+  const NodeAgentOptions options_;
+  ApiClient* const api_;
+  ClusterApi* const cluster_;
+  Runtime* const runtime_;
+  Clock* const clock_;
+  Executor* const executor_;
+  TraceSink* const trace_;
+
+  bool running_ = false;
+  uint64_t epoch_ = 0;  // bumped by Start/Stop; timers of an older epoch do nothing
+  int next_ip_ = 0;
+  std::map<std::string, PodState> pods_;                                     // by uid
+  std::map<std::string, std::pair<std::string, std::size_t>> by_container_;  // id -> (uid, index)
+  NodeAgentCounters counters_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  std::unique_ptr<ObjectCache<Pod>> cache_;
+};
+
+}  // namespace rcsim
+
+#endif  // RCSIM_CLUSTER_NODE_AGENT_H_

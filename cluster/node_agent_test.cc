@@ -1,0 +1,150 @@
+#include "cluster/node_agent.h"
+
+#include <gtest/gtest.h>
+
+#include "cluster/cluster_test_world.h"
+#include "fakes/sim_runtime.h"
+
+namespace rcsim {
+namespace {
+
+class NodeAgentTest : public ::testing::Test {
+ protected:
+  NodeAgentTest() : runtime_(SimRuntimeOptions{}, &w_.loop(), &w_.rng(), "n1") {}
+
+  void StartAgent(NodeAgentOptions o = {}) {
+    o.node_name = "n1";
+    agent_ = std::make_unique<NodeAgent>(o, &w_.api(), &w_.api(), &runtime_, &w_.loop(), &w_.loop(), &trace_);
+    agent_->Start();
+  }
+  PodPtr CreateBound(const std::string& name, const std::string& policy = "Always") {
+    Pod p = ClusterTestWorld::MakePod(name, policy);
+    p.spec.node_name = "n1";
+    return w_.CreatePod(p);
+  }
+  bool PodIs(const std::string& name, const char* phase, bool ready) {
+    PodPtr p = w_.GetPod(name);
+    return p && p->status.phase == phase && IsReady(*p) == ready;
+  }
+  int32_t Restarts(const std::string& name) {
+    PodPtr p = w_.GetPod(name);
+    return p && !p->status.container_statuses.empty() ? p->status.container_statuses[0].restart_count : -1;
+  }
+
+  ClusterTestWorld w_;
+  SimRuntime runtime_;
+  NullTraceSink trace_;
+  std::unique_ptr<NodeAgent> agent_;
+};
+
+TEST_F(NodeAgentTest, RegistersAndHeartbeats) {
+  StartAgent();
+  w_.loop().RunFor(std::chrono::seconds(1));
+  NodePtr n = w_.GetNode("n1");
+  ASSERT_TRUE(n);
+  EXPECT_TRUE(IsNodeReady(*n));
+  EXPECT_EQ(NodePodCapacity(*n), 110);
+  const TimePoint first = *FindNodeCondition(n->status, "Ready")->last_heartbeat_time;
+  w_.loop().RunFor(std::chrono::seconds(25));
+  const TimePoint later = *FindNodeCondition(w_.GetNode("n1")->status, "Ready")->last_heartbeat_time;
+  EXPECT_GE(later - first, std::chrono::seconds(20));
+  agent_->Stop();
+  w_.loop().RunFor(std::chrono::seconds(60));
+  EXPECT_EQ(*FindNodeCondition(w_.GetNode("n1")->status, "Ready")->last_heartbeat_time, later)
+      << "a stopped agent does not heartbeat";
+}
+
+TEST_F(NodeAgentTest, RunsBoundPodsAndReportsStatus) {
+  ASSERT_TRUE(CreateBound("web"));
+  Pod elsewhere = ClusterTestWorld::MakePod("other");
+  elsewhere.spec.node_name = "n2";
+  ASSERT_TRUE(w_.CreatePod(elsewhere));
+  StartAgent();
+  ASSERT_TRUE(w_.RunUntil([&] { return PodIs("web", phase::kRunning, true); }, std::chrono::seconds(5)));
+  PodPtr p = w_.GetPod("web");
+  EXPECT_TRUE(p->status.start_time.has_value());
+  EXPECT_FALSE(p->status.pod_ip.empty());
+  EXPECT_EQ(p->status.host_ip, "10.0.0.1");
+  for (const char* c : {"PodScheduled", "Initialized", "ContainersReady", "Ready"}) {
+    bool found = false;
+    for (const PodCondition& pc : p->status.conditions) found |= pc.type == c && pc.status == "True";
+    EXPECT_TRUE(found) << c;
+  }
+  EXPECT_EQ(w_.GetPod("other")->status.phase, phase::kPending) << "not this node's pod";
+  EXPECT_EQ(runtime_.running(), 1u);
+}
+
+TEST_F(NodeAgentTest, RestartPolicyAndCrashLoopBackoff) {
+  PodPtr always = CreateBound("always");
+  PodPtr never = CreateBound("never", "Never");
+  PodPtr onfail = CreateBound("onfail", "OnFailure");
+  StartAgent();
+  ASSERT_TRUE(w_.RunUntil(
+      [&] {
+        return PodIs("always", phase::kRunning, true) && PodIs("never", phase::kRunning, true) &&
+               PodIs("onfail", phase::kRunning, true);
+      },
+      std::chrono::seconds(5)));
+  EXPECT_EQ(runtime_.Exit(always->metadata.uid, 137), 1);
+  EXPECT_EQ(runtime_.Exit(never->metadata.uid, 1), 1);
+  EXPECT_EQ(runtime_.Exit(onfail->metadata.uid, 0), 1);
+  ASSERT_TRUE(w_.RunUntil([&] { return Restarts("always") == 1 && PodIs("always", phase::kRunning, true); },
+                          std::chrono::seconds(5)))
+      << "the first restart is immediate";
+  EXPECT_TRUE(w_.RunUntil([&] { return PodIs("never", phase::kFailed, false); }, std::chrono::seconds(5)));
+  EXPECT_TRUE(
+      w_.RunUntil([&] { return PodIs("onfail", phase::kSucceeded, false); }, std::chrono::seconds(5)));
+  EXPECT_EQ(Restarts("never"), 0);
+
+  // Crash looping: exits right after each start; the restarts back off 10 s, 20 s, 40 s.
+  runtime_.CrashLoop(always->metadata.uid, true);
+  EXPECT_EQ(runtime_.Exit(always->metadata.uid, 1), 1);
+  const TimePoint t0 = w_.loop().Now();
+  ASSERT_TRUE(w_.RunUntil([&] { return Restarts("always") >= 4; }, std::chrono::minutes(3)));
+  // restart 2 at once (+start ~1s, crash after 1s), restart 3 after 10 s, restart 4 after 20 s.
+  const Duration took = w_.loop().Now() - t0;
+  EXPECT_GE(took, std::chrono::seconds(30));
+  EXPECT_LE(took, std::chrono::seconds(45));
+  EXPECT_FALSE(IsReady(*w_.GetPod("always")));
+  runtime_.CrashLoop(always->metadata.uid, false);
+  EXPECT_TRUE(w_.RunUntil([&] { return PodIs("always", phase::kRunning, true); }, std::chrono::minutes(2)));
+}
+
+TEST_F(NodeAgentTest, GracefulDeletionStopsTheContainersThenDeletes) {
+  ASSERT_TRUE(CreateBound("web"));
+  StartAgent();
+  ASSERT_TRUE(w_.RunUntil([&] { return PodIs("web", phase::kRunning, true); }, std::chrono::seconds(5)));
+  ASSERT_TRUE(w_.registry().pods().Delete("default", "web", DeleteOptions{}).ok());
+  ASSERT_TRUE(w_.GetPod("web")) << "graceful: the pod stays until the agent finishes";
+  ASSERT_TRUE(w_.RunUntil([&] { return !w_.GetPod("web"); }, std::chrono::seconds(5)));
+  w_.loop().RunFor(std::chrono::seconds(1));  // the delete's reply
+  EXPECT_EQ(runtime_.running(), 0u);
+  EXPECT_EQ(agent_->counters().final_deletes, 1u);
+  EXPECT_EQ(agent_->pod_count(), 0u);
+}
+
+TEST_F(NodeAgentTest, APodDeletedAtOnceHasItsContainersStopped) {
+  ASSERT_TRUE(CreateBound("web"));
+  StartAgent();
+  ASSERT_TRUE(w_.RunUntil([&] { return PodIs("web", phase::kRunning, true); }, std::chrono::seconds(5)));
+  DeleteOptions force;
+  force.grace_period_seconds = 0;
+  ASSERT_TRUE(w_.registry().pods().Delete("default", "web", force).ok());
+  ASSERT_TRUE(w_.RunUntil([&] { return runtime_.running() == 0; }, std::chrono::seconds(5)));
+}
+
+TEST_F(NodeAgentTest, ARestartedAgentKeepsItsPodsRunning) {
+  ASSERT_TRUE(CreateBound("web"));
+  StartAgent();
+  ASSERT_TRUE(w_.RunUntil([&] { return PodIs("web", phase::kRunning, true); }, std::chrono::seconds(5)));
+  agent_->Stop();
+  w_.loop().RunFor(std::chrono::seconds(30));
+  EXPECT_EQ(runtime_.running(), 1u) << "stopping the agent leaves its containers";
+  agent_->Start();
+  w_.loop().RunFor(std::chrono::seconds(5));
+  EXPECT_EQ(runtime_.running(), 1u);
+  EXPECT_TRUE(PodIs("web", phase::kRunning, true));
+}
+
+}  // namespace
+}  // namespace rcsim

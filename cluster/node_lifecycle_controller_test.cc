@@ -1,0 +1,108 @@
+#include "cluster/node_lifecycle_controller.h"
+
+#include <gtest/gtest.h>
+
+#include "cluster/cluster_test_world.h"
+#include "cluster/node_agent.h"
+#include "cluster/pod_gc.h"
+#include "fakes/sim_runtime.h"
+
+namespace rcsim {
+namespace {
+
+// The timeline of a node whose agent dies: heartbeats stop at t0; Unknown + taint + pods not ready
+// after the grace period; pods deleted after the eviction timeout and finished by the pod GC; the
+// agent comes back and the node is Ready again.
+TEST(NodeLifecycleControllerTest, UnreachableNodeTimeline) {
+  ClusterTestWorld w;
+  NullTraceSink trace;
+  SimRuntime runtime(SimRuntimeOptions{}, &w.loop(), &w.rng(), "n1");
+  NodeAgentOptions ao;
+  ao.node_name = "n1";
+  NodeAgent agent(ao, &w.api(), &w.api(), &runtime, &w.loop(), &w.loop(), &trace);
+  NodeLifecycleOptions lo;
+  lo.grace_period = std::chrono::seconds(40);
+  lo.eviction_timeout = std::chrono::seconds(60);
+  NodeLifecycleController nlc(lo, &w.api(), &w.api(), &w.loop(), &w.loop(), &trace);
+  PodGcOptions go;
+  go.period = std::chrono::seconds(5);
+  PodGc gc(go, &w.api(), &w.api(), &w.loop(), &w.loop(), &trace);
+  agent.Start();
+  nlc.Start();
+  gc.Start();
+  Pod p = ClusterTestWorld::MakePod("web");
+  p.spec.node_name = "n1";
+  ASSERT_TRUE(w.CreatePod(p));
+  ASSERT_TRUE(w.RunUntil(
+      [&] {
+        PodPtr x = w.GetPod("web");
+        return x && IsReady(*x);
+      },
+      std::chrono::seconds(5)));
+  w.loop().RunFor(std::chrono::minutes(2));
+  ASSERT_TRUE(IsNodeReady(*w.GetNode("n1"))) << "a heartbeating node stays Ready";
+
+  agent.Stop();
+  runtime.Fail();
+  const TimePoint t0 = w.loop().Now();
+  auto ready_status = [&] { return FindNodeCondition(w.GetNode("n1")->status, "Ready")->status; };
+  ASSERT_TRUE(w.RunUntil([&] { return ready_status() == "Unknown"; }, std::chrono::minutes(2)));
+  const Duration noticed = w.loop().Now() - t0;
+  EXPECT_GT(noticed, std::chrono::seconds(30)) << "not before the grace period (from the last heartbeat)";
+  EXPECT_LE(noticed, std::chrono::seconds(55));
+  ASSERT_TRUE(
+      w.RunUntil([&] { return HasTaint(*w.GetNode("n1"), kTaintUnreachable); }, std::chrono::seconds(10)));
+  ASSERT_TRUE(w.RunUntil([&] { return !IsReady(*w.GetPod("web")); }, std::chrono::seconds(10)));
+
+  ASSERT_TRUE(w.RunUntil(
+      [&] {
+        PodPtr x = w.GetPod("web");
+        return !x || x->metadata.deletion_timestamp;
+      },
+      std::chrono::minutes(3)));
+  EXPECT_GE(w.loop().Now() - t0, noticed + std::chrono::seconds(55)) << "eviction after the timeout";
+  // No agent finishes it: the pod GC does once its grace period is over.
+  ASSERT_TRUE(w.RunUntil([&] { return !w.GetPod("web"); }, std::chrono::minutes(2)));
+  EXPECT_EQ(nlc.counters().evictions, 1u);
+
+  runtime.Recover();
+  agent.Start();
+  ASSERT_TRUE(
+      w.RunUntil([&] { return ready_status() == "True" && !HasTaint(*w.GetNode("n1"), kTaintUnreachable); },
+                 std::chrono::seconds(30)));
+}
+
+TEST(PodGcTest, DeletesTerminatedBeyondThresholdAndPodsOfMissingNodes) {
+  ClusterTestWorld w;
+  NullTraceSink trace;
+  ASSERT_TRUE(w.CreateNode(ClusterTestWorld::MakeNode("n1", w.loop().Now())));
+  for (int i = 0; i < 5; ++i) {
+    Pod p = ClusterTestWorld::MakePod("done-" + std::to_string(i));
+    p.spec.node_name = "n1";
+    PodPtr created = w.CreatePod(p);
+    Pod failed = *created;
+    failed.status.phase = phase::kFailed;
+    ASSERT_TRUE(w.registry().pods().UpdateStatus(failed).ok());
+    w.loop().RunFor(std::chrono::seconds(1));  // distinct creation times
+  }
+  Pod lost = ClusterTestWorld::MakePod("lost");
+  lost.spec.node_name = "gone-node";
+  ASSERT_TRUE(w.CreatePod(lost));
+  Pod running = ClusterTestWorld::MakePod("running");
+  running.spec.node_name = "n1";
+  ASSERT_TRUE(w.CreatePod(running));
+  PodGcOptions o;
+  o.terminated_threshold = 2;
+  o.period = std::chrono::seconds(5);
+  PodGc gc(o, &w.api(), &w.api(), &w.loop(), &w.loop(), &trace);
+  gc.Start();
+  w.loop().RunFor(std::chrono::seconds(12));
+  std::vector<std::string> left;
+  for (const PodPtr& p : w.Pods()) left.push_back(p->metadata.name);
+  EXPECT_EQ(left, (std::vector<std::string>{"done-3", "done-4", "running"})) << "oldest terminated go first";
+  EXPECT_EQ(gc.counters().terminated_deleted, 3u);
+  EXPECT_EQ(gc.counters().orphans_deleted, 1u);
+}
+
+}  // namespace
+}  // namespace rcsim

@@ -1,0 +1,160 @@
+// ObjectCache<T>: a list+watch cache of one resource over a ResourceClient, as client-go's reflector
+// and store: lists, then watches from the list's resourceVersion; a watch that ends (kError: kGone
+// after compaction, a dropped stream) is re-listed after `relist_delay` and the difference delivered
+// as upserts and deletes, so a consumer sees every object's latest state exactly as if it had
+// watched without a gap.
+//
+// Handlers: on_upsert(old_or_null, new) for ADDED/MODIFIED (and for objects found by a re-list),
+// on_delete(last_state) for DELETED (and for objects a re-list no longer finds). Objects are keyed by
+// "namespace/name" ("name" for cluster-scoped kinds) in std::map order (deterministic iteration).
+//
+// Thread-safety: none. Every call and every callback must run on the Executor's thread: the client's
+// callbacks are expected there (the in-process client posts to the executor; production wraps its
+// HTTP client so that callbacks hop onto the executor, see cluster/executor_api.h).
+#ifndef RCSIM_CLUSTER_OBJECT_CACHE_H_
+#define RCSIM_CLUSTER_OBJECT_CACHE_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "engine/api_client.h"
+#include "engine/executor.h"
+#include "engine/time.h"
+
+namespace rcsim {
+
+template <typename T>
+class ObjectCache {
+ public:
+  using Ptr = std::shared_ptr<const T>;
+  struct Handlers {
+    std::function<void(const Ptr& old_obj, const Ptr& new_obj)> on_upsert;
+    std::function<void(const Ptr& obj)> on_delete;
+    std::function<void()> on_synced;  // after each (re-)list has been delivered
+  };
+
+  ObjectCache(ResourceClient<T>* client, Executor* executor, std::string ns, ListOptions opts,
+              Handlers handlers, Duration relist_delay = std::chrono::seconds(1))
+      : state_(std::make_shared<State>()) {
+    state_->client = client;
+    state_->executor = executor;
+    state_->ns = std::move(ns);
+    state_->opts = std::move(opts);
+    state_->handlers = std::move(handlers);
+    state_->relist_delay = relist_delay;
+  }
+  ~ObjectCache() {
+    state_->alive = false;
+    state_->watch.reset();
+  }
+  ObjectCache(const ObjectCache&) = delete;
+  ObjectCache& operator=(const ObjectCache&) = delete;
+
+  void Start() { Relist(state_); }
+
+  // The cached object for a key, or null.
+  Ptr Get(const std::string& key) const {
+    auto it = state_->objects.find(key);
+    return it == state_->objects.end() ? nullptr : it->second;
+  }
+  const std::map<std::string, Ptr>& objects() const { return state_->objects; }
+  bool synced() const { return state_->synced; }
+  uint64_t relists() const { return state_->relists; }
+
+  static std::string KeyOf(const T& obj) {
+    if (obj.metadata.namespace_.empty()) return obj.metadata.name;
+    return obj.metadata.namespace_ + "/" + obj.metadata.name;
+  }
+
+ private:
+  struct State {
+    ResourceClient<T>* client = nullptr;
+    Executor* executor = nullptr;
+    std::string ns;
+    ListOptions opts;
+    Handlers handlers;
+    Duration relist_delay{};
+    bool alive = true;
+    bool synced = false;
+    uint64_t relists = 0;
+    uint64_t generation = 0;  // bumped per (re-)list; stale watch callbacks are ignored
+    std::map<std::string, Ptr> objects;
+    std::unique_ptr<ApiWatch> watch;
+  };
+
+  static void Upsert(State& s, const Ptr& obj) {
+    Ptr& slot = s.objects[KeyOf(*obj)];
+    Ptr old = slot;
+    slot = obj;
+    if (s.handlers.on_upsert) s.handlers.on_upsert(old, obj);
+  }
+  static void Remove(State& s, const std::string& key) {
+    auto it = s.objects.find(key);
+    if (it == s.objects.end()) return;
+    Ptr last = std::move(it->second);
+    s.objects.erase(it);
+    if (s.handlers.on_delete) s.handlers.on_delete(last);
+  }
+
+  static void Relist(const std::shared_ptr<State>& s) {
+    s->watch.reset();
+    const uint64_t gen = ++s->generation;
+    std::weak_ptr<State> weak = s;
+    s->client->List(s->ns, s->opts, [weak, gen](Result<ObjectList<T>> r) {
+      auto s = weak.lock();
+      if (!s || !s->alive || s->generation != gen) return;
+      if (!r.ok()) {
+        RelistLater(s);
+        return;
+      }
+      std::map<std::string, bool> listed;
+      for (const Ptr& obj : r->items) listed[KeyOf(*obj)] = true;
+      std::vector<std::string> gone;
+      for (const auto& [key, obj] : s->objects) {
+        if (!listed.count(key)) gone.push_back(key);
+      }
+      for (const std::string& key : gone) Remove(*s, key);
+      for (const Ptr& obj : r->items) {
+        Ptr cur = s->objects.count(KeyOf(*obj)) ? s->objects[KeyOf(*obj)] : nullptr;
+        if (cur && cur->metadata.resource_version == obj->metadata.resource_version) continue;
+        Upsert(*s, obj);
+      }
+      s->synced = true;
+      if (s->handlers.on_synced) s->handlers.on_synced();
+      if (!s->alive) return;
+      s->watch =
+          s->client->Watch(s->ns, s->opts, r->resource_version, [weak, gen](const ApiWatchEvent<T>& ev) {
+            auto s = weak.lock();
+            if (!s || !s->alive || s->generation != gen) return;
+            using E = typename ApiWatchEvent<T>::Type;
+            switch (ev.type) {
+              case E::kAdded:
+              case E::kModified: Upsert(*s, ev.object); return;
+              case E::kDeleted: Remove(*s, KeyOf(*ev.object)); return;
+              case E::kBookmark: return;
+              case E::kError:
+                ++s->generation;  // ignore anything else this watch delivers
+                RelistLater(s);
+                return;
+            }
+          });
+    });
+  }
+
+  static void RelistLater(const std::shared_ptr<State>& s) {
+    ++s->relists;
+    std::weak_ptr<State> weak = s;
+    s->executor->Schedule(s->relist_delay, [weak] {
+      if (auto s = weak.lock(); s && s->alive) Relist(s);
+    });
+  }
+
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace rcsim
+
+#endif  // RCSIM_CLUSTER_OBJECT_CACHE_H_

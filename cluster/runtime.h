@@ -1,0 +1,47 @@
+// The Runtime port of the node agent: what runs a pod's containers. The simulated runtime
+// (fakes/sim_runtime.h) models start latency, exits and crash loops; the process runtime
+// (backends/process/) runs each container as a child process in its own process group.
+//
+// Contract:
+// - Start runs one container; `done` gets its id once it is running, or an error (the container
+//   did not start). An id is never reused.
+// - Every exit of a started container, whether on its own or because of Stop, is reported once to
+//   the exit listener with the exit code (128 + signal for a signalled process; 137 after a kill).
+// - Stop asks the container to terminate (SIGTERM), and kills it if it has not exited after `grace`;
+//   `done` runs once it has exited (or at once for an id that is not running).
+// - Callbacks (done, the exit listener) run on the agent's Executor thread, never inline.
+#ifndef RCSIM_CLUSTER_RUNTIME_H_
+#define RCSIM_CLUSTER_RUNTIME_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/api_client.h"
+#include "engine/status.h"
+#include "engine/time.h"
+
+namespace rcsim {
+
+struct ContainerConfig {
+  std::string pod_namespace;
+  std::string pod_name;
+  std::string pod_uid;
+  std::string container_name;
+  std::string image;  // recorded, never pulled
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+};
+
+class Runtime {
+ public:
+  using ExitListener = std::function<void(const std::string& id, int exit_code)>;
+  virtual ~Runtime() = default;
+  virtual void SetExitListener(ExitListener listener) = 0;
+  virtual void Start(const ContainerConfig& config, Callback<Result<std::string>> done) = 0;
+  virtual void Stop(const std::string& id, Duration grace, Callback<Status> done) = 0;
+};
+
+}  // namespace rcsim
+
+#endif  // RCSIM_CLUSTER_RUNTIME_H_
