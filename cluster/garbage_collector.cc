@@ -1,9 +1,11 @@
 #include "cluster/garbage_collector.h"
 
 #include <algorithm>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "engine/labels.h"
 #include "engine/node_types.h"
 
 namespace rcsim {
@@ -207,7 +209,7 @@ void GarbageCollector::ProcessOwner(const std::string& uid) {
   }
   if (HasFinalizer(rc->metadata, kOrphanFinalizer)) {
     for (const PodPtr& p : deps) RemoveReferences(p, {uid});
-    if (deps.empty()) RemoveFinalizer(rc, kOrphanFinalizer);
+    if (deps.empty()) RemoveFinalizerIfNoDependents(rc, kOrphanFinalizer);
     return;
   }
   if (HasFinalizer(rc->metadata, kForegroundFinalizer)) {
@@ -218,8 +220,43 @@ void GarbageCollector::ProcessOwner(const std::string& uid) {
       }
       if (!p->metadata.deletion_timestamp) DeleteDependent(p);
     }
-    if (!blocking) RemoveFinalizer(rc, kForegroundFinalizer);
+    if (!blocking) RemoveFinalizerIfNoDependents(rc, kForegroundFinalizer);
   }
+}
+
+void GarbageCollector::RemoveFinalizerIfNoDependents(const ControllerPtr& rc, const char* finalizer) {
+  const std::string uid = rc->metadata.uid;
+  const std::string verify_key = "verify:" + uid;
+  if (!in_flight_.insert(verify_key).second) return;
+  const std::string rc_key = ObjectCache<ReplicationController>::KeyOf(*rc);
+  ListOptions opts;
+  opts.label_selector = LabelSelector::FromMap(rc->spec.selector);
+  api_->pods().List(
+      rc->metadata.namespace_, opts,
+      [this, alive = alive_, verify_key, rc_key, uid, finalizer](Result<ObjectList<Pod>> r) {
+        if (!*alive) return;
+        in_flight_.erase(verify_key);
+        if (!r.ok()) return;  // the resync retries every deleting owner
+        const bool orphan = std::string_view(finalizer) == kOrphanFinalizer;
+        bool left = false;
+        for (const PodPtr& p : r->items) {
+          for (const OwnerReference& ref : p->metadata.owner_references) {
+            if (ref.uid != uid) continue;
+            if (orphan) {
+              RemoveReferences(p, {uid});
+              left = true;
+            } else {
+              if (!p->metadata.deletion_timestamp) DeleteDependent(p);
+              left = left || ref.block_owner_deletion;
+            }
+          }
+        }
+        if (left) return;  // the writes' outcomes bring this owner back
+        const ControllerPtr now = rcs_->Get(rc_key);
+        if (now && now->metadata.uid == uid && HasFinalizer(now->metadata, finalizer)) {
+          RemoveFinalizer(now, finalizer);
+        }
+      });
 }
 
 void GarbageCollector::RemoveReferences(const PodPtr& pod, const std::set<std::string>& uids) {
@@ -230,14 +267,18 @@ void GarbageCollector::RemoveReferences(const PodPtr& pod, const std::set<std::s
   refs.erase(
       std::remove_if(refs.begin(), refs.end(), [&](const OwnerReference& r) { return uids.count(r.uid); }),
       refs.end());
-  api_->pods().Update(std::move(next), [this, alive = alive_, key, uids](Result<PodPtr> r) {
+  const std::string rv = pod->metadata.resource_version;
+  api_->pods().Update(std::move(next), [this, alive = alive_, key, rv, uids](Result<PodPtr> r) {
     if (!*alive) return;
     in_flight_.erase(key);
     if (r.ok()) {
       ++counters_.references_removed;
       Trace("orphan " + key);
-    } else if (r.status().code() == Code::kConflict) {
-      dirty_pods_.insert(key);  // re-read from the cache (the watch brings the newer version)
+    }
+    if (r.ok() ? !pods_->Get(key) : (r.status().code() == Code::kConflict && CacheMovedOn(key, rv))) {
+      // Nothing in the cache will bring this pod back (not cached yet, or its newer version was
+      // already seen while the write was in flight): look again now.
+      dirty_pods_.insert(key);
       for (const std::string& uid : uids) dirty_owners_.insert(uid);
       Post();
     }
@@ -266,19 +307,37 @@ void GarbageCollector::RemoveFinalizer(const ControllerPtr& rc, const char* fina
                              });
 }
 
+bool GarbageCollector::CacheMovedOn(const std::string& key, const std::string& resource_version) const {
+  const PodPtr cached = pods_->Get(key);
+  return cached && cached->metadata.resource_version != resource_version;
+}
+
 void GarbageCollector::DeleteDependent(const PodPtr& pod) {
   const std::string key = ObjectCache<Pod>::KeyOf(*pod);
   if (!in_flight_.insert(key).second) return;
+  // Both preconditions: a cached version may be stale (its ownerReferences removed since); a
+  // conflict leaves the decision to the newer version the watch brings.
   DeleteOptions opts;
   opts.precondition_uid = pod->metadata.uid;
+  opts.precondition_resource_version = pod->metadata.resource_version;
   opts.propagation_policy = kPropagationBackground;
+  std::set<std::string> owners;
+  for (const OwnerReference& ref : pod->metadata.owner_references) owners.insert(ref.uid);
   api_->pods().Delete(pod->metadata.namespace_, pod->metadata.name, opts,
-                      [this, alive = alive_, key](Result<PodPtr> r) {
+                      [this, alive = alive_, key, rv = pod->metadata.resource_version,
+                       owners](Result<PodPtr> r) {
                         if (!*alive) return;
                         in_flight_.erase(key);
                         if (r.ok()) {
                           ++counters_.dependents_deleted;
                           Trace("delete " + key);
+                        }
+                        // As in RemoveReferences: look again when no watch event will.
+                        if (r.ok() ? !pods_->Get(key)
+                                   : (r.status().code() == Code::kConflict && CacheMovedOn(key, rv))) {
+                          dirty_pods_.insert(key);
+                          for (const std::string& uid : owners) dirty_owners_.insert(uid);
+                          Post();
                         }
                       });
 }

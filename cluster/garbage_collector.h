@@ -10,6 +10,8 @@
 // - Foreground: an owner with deletionTimestamp and the `foregroundDeletion` finalizer has its
 //   dependents deleted; once no dependent with blockOwnerDeletion=true is left (a pod still
 //   terminating gracefully counts), the finalizer is removed.
+// A cached dependent may be stale: deletes carry uid and resourceVersion preconditions, and an
+// owner's finalizer goes only after a live list of its pods agrees with the cache.
 // Work runs in passes posted to the executor after changes, and in a periodic resync
 // (`resync_period`) that retries what failed. Absent owners are remembered by uid (uids are never
 // reused), so a cascade costs one lookup per owner, not per dependent.
@@ -69,8 +71,13 @@ class GarbageCollector {
   Owner OwnerState(const std::string& ns, const OwnerReference& ref);
   void LookUpOwner(const std::string& ns, const OwnerReference& ref);
   void RemoveReferences(const PodPtr& pod, const std::set<std::string>& uids);
+  // Removes the finalizer once a live list (not only the cache, whose pod watch may lag behind the
+  // controller watch) shows no dependent left (Orphan) or none blocking (Foreground).
+  void RemoveFinalizerIfNoDependents(const ControllerPtr& rc, const char* finalizer);
   void RemoveFinalizer(const ControllerPtr& rc, const char* finalizer);
   void DeleteDependent(const PodPtr& pod);
+  // The cached pod `key` is newer than `resource_version` (a write from that version conflicted).
+  bool CacheMovedOn(const std::string& key, const std::string& resource_version) const;
   void Trace(const std::string& event);
 
   const GarbageCollectorOptions options_;

@@ -7,6 +7,69 @@
 namespace rcsim {
 namespace {
 
+// The API with a pod watch that lags `lag` behind (controllers unchanged): two watch streams of a real
+// API server are not ordered with each other.
+class LaggingPodWatchApi final : public ApiClient {
+ public:
+  LaggingPodWatchApi(ApiClient* inner, Executor* executor, Duration lag)
+      : inner_(inner), pods_(&inner->pods(), executor, lag) {}
+  ResourceClient<Pod>& pods() override { return pods_; }
+  ResourceClient<ReplicationController>& controllers() override { return inner_->controllers(); }
+
+ private:
+  class Pods final : public ResourceClient<Pod> {
+   public:
+    Pods(ResourceClient<Pod>* inner, Executor* executor, Duration lag)
+        : inner_(inner), executor_(executor), lag_(lag) {}
+    void Get(const std::string& ns, const std::string& name, Callback<Result<Ptr>> done) override {
+      inner_->Get(ns, name, std::move(done));
+    }
+    void List(const std::string& ns, const ListOptions& opts, Callback<Result<ObjectList<Pod>>> done) override {
+      inner_->List(ns, opts, std::move(done));
+    }
+    void Create(const std::string& ns, Pod object, Callback<Result<Ptr>> done) override {
+      inner_->Create(ns, std::move(object), std::move(done));
+    }
+    void Update(Pod object, Callback<Result<Ptr>> done) override { inner_->Update(std::move(object), std::move(done)); }
+    void UpdateStatus(Pod object, Callback<Result<Ptr>> done) override {
+      inner_->UpdateStatus(std::move(object), std::move(done));
+    }
+    void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
+                Callback<Result<Ptr>> done) override {
+      inner_->Delete(ns, name, opts, std::move(done));
+    }
+    std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts, const std::string& rv,
+                                    std::function<void(const ApiWatchEvent<Pod>&)> on_event) override {
+      auto open = std::make_shared<bool>(true);
+      auto handler = std::make_shared<std::function<void(const ApiWatchEvent<Pod>&)>>(std::move(on_event));
+      auto inner = inner_->Watch(ns, opts, rv, [this, open, handler](const ApiWatchEvent<Pod>& e) {
+        executor_->Schedule(lag_, [open, handler, e] {
+          if (*open) (*handler)(e);
+        });
+      });
+      return std::make_unique<Handle>(std::move(inner), std::move(open));
+    }
+
+   private:
+    class Handle final : public ApiWatch {
+     public:
+      Handle(std::unique_ptr<ApiWatch> inner, std::shared_ptr<bool> open)
+          : inner_(std::move(inner)), open_(std::move(open)) {}
+      ~Handle() override { *open_ = false; }
+
+     private:
+      std::unique_ptr<ApiWatch> inner_;
+      std::shared_ptr<bool> open_;
+    };
+    ResourceClient<Pod>* const inner_;
+    Executor* const executor_;
+    const Duration lag_;
+  };
+
+  ApiClient* const inner_;
+  Pods pods_;
+};
+
 class GarbageCollectorTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -32,8 +95,9 @@ class GarbageCollectorTest : public ::testing::Test {
     if (bound) p.spec.node_name = "n1";
     return w_.CreatePod(p);
   }
-  void StartGc() {
-    gc_ = std::make_unique<GarbageCollector>(GarbageCollectorOptions{}, &w_.api(), &w_.loop(), &trace_);
+  void StartGc(ApiClient* api = nullptr) {
+    gc_ = std::make_unique<GarbageCollector>(GarbageCollectorOptions{}, api ? api : &w_.api(), &w_.loop(),
+                                             &trace_);
     gc_->Start();
   }
   bool RcGone() { return !w_.registry().controllers().Get("default", "web").ok(); }
@@ -117,6 +181,61 @@ TEST_F(GarbageCollectorTest, DependentsOfAnOwnerThatNeverExistedAreCollected) {
   StartGc();
   ASSERT_TRUE(w_.RunUntil([&] { return w_.Pods().size() == 1; }, std::chrono::seconds(5)));
   EXPECT_EQ(w_.Pods()[0]->metadata.name, "kept");
+}
+
+// Regression: the GC's pod watch lagged behind its controller watch (found end to end through the
+// API server: `delete rc` with no policy deleted the pods it should have orphaned). The owner's
+// orphan finalizer went while the cache showed no dependent yet, and the dependents, arriving
+// later with an ownerReference to an absent owner, were collected.
+TEST_F(GarbageCollectorTest, OrphanWithALaggingPodWatchKeepsEveryDependent) {
+  LaggingPodWatchApi lagging(&w_.api(), &w_.loop(), std::chrono::seconds(2));
+  StartGc(&lagging);
+  w_.loop().RunFor(std::chrono::seconds(1));
+  ASSERT_TRUE(Dependent("a", false));
+  ASSERT_TRUE(Dependent("b", true));
+  DeleteRc("");
+  ASSERT_TRUE(w_.RunUntil([&] { return RcGone(); }, std::chrono::seconds(10)));
+  w_.loop().RunFor(std::chrono::seconds(10));
+  ASSERT_EQ(w_.Pods().size(), 2u);
+  for (const PodPtr& p : w_.Pods()) {
+    EXPECT_TRUE(p->metadata.owner_references.empty()) << p->metadata.name;
+    EXPECT_FALSE(p->metadata.deletion_timestamp.has_value()) << p->metadata.name;
+  }
+}
+
+// The same lag under Foreground: the owner may go only after its blocking dependents.
+TEST_F(GarbageCollectorTest, ForegroundWithALaggingPodWatchDeletesTheDependentsFirst) {
+  LaggingPodWatchApi lagging(&w_.api(), &w_.loop(), std::chrono::seconds(2));
+  StartGc(&lagging);
+  w_.loop().RunFor(std::chrono::seconds(1));
+  ASSERT_TRUE(Dependent("a", false));
+  ASSERT_TRUE(Dependent("b", false));
+  DeleteRc("Foreground");
+  bool pods_left_when_owner_went = false;
+  ASSERT_TRUE(w_.RunUntil(
+      [&] {
+        if (!RcGone()) return false;
+        pods_left_when_owner_went = !w_.Pods().empty();
+        return true;
+      },
+      std::chrono::seconds(10)));
+  EXPECT_FALSE(pods_left_when_owner_went);
+  EXPECT_TRUE(w_.Pods().empty());
+}
+
+// A cached dependent can be stale: its ownerReference to the absent owner already removed. The
+// delete's resourceVersion precondition refuses it, and the newer version is kept.
+TEST_F(GarbageCollectorTest, AStaleCachedDependentIsNotDeleted) {
+  LaggingPodWatchApi lagging(&w_.api(), &w_.loop(), std::chrono::seconds(2));
+  ASSERT_TRUE(Dependent("a", false));
+  StartGc(&lagging);
+  w_.loop().RunFor(std::chrono::seconds(5));  // the cache holds "a" with its ownerReference
+  Pod released = *w_.GetPod("a");
+  released.metadata.owner_references.clear();
+  ASSERT_TRUE(w_.registry().pods().Update(released).ok());
+  DeleteRc("Background");
+  w_.loop().RunFor(std::chrono::seconds(10));
+  ASSERT_TRUE(w_.GetPod("a")) << "the stale cached version with the ownerReference was acted on";
 }
 
 }  // namespace
