@@ -104,5 +104,27 @@ TEST(PodGcTest, DeletesTerminatedBeyondThresholdAndPodsOfMissingNodes) {
   EXPECT_EQ(gc.counters().orphans_deleted, 1u);
 }
 
+// kube-controller-manager: a --terminated-pod-gc-threshold <= 0 turns the terminated-pod collection off.
+TEST(PodGcTest, ThresholdZeroKeepsTerminatedPods) {
+  ClusterTestWorld w;
+  NullTraceSink trace;
+  ASSERT_TRUE(w.CreateNode(ClusterTestWorld::MakeNode("n1", w.loop().Now())));
+  for (int i = 0; i < 3; ++i) {
+    Pod p = ClusterTestWorld::MakePod("done-" + std::to_string(i));
+    p.spec.node_name = "n1";
+    Pod failed = *w.CreatePod(p);
+    failed.status.phase = phase::kFailed;
+    ASSERT_TRUE(w.registry().pods().UpdateStatus(failed).ok());
+  }
+  PodGcOptions o;
+  o.terminated_threshold = 0;
+  o.period = std::chrono::seconds(5);
+  PodGc gc(o, &w.api(), &w.api(), &w.loop(), &w.loop(), &trace);
+  gc.Start();
+  w.loop().RunFor(std::chrono::seconds(12));
+  EXPECT_EQ(w.Pods().size(), 3u);
+  EXPECT_EQ(gc.counters().terminated_deleted, 0u);
+}
+
 }  // namespace
 }  // namespace rcsim

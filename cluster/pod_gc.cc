@@ -52,7 +52,7 @@ void PodGc::Pass() {
     }
   }
   const int64_t excess = static_cast<int64_t>(terminated.size()) - options_.terminated_threshold;
-  if (excess > 0) {
+  if (options_.terminated_threshold > 0 && excess > 0) {
     std::sort(terminated.begin(), terminated.end(), [](const PodPtr& a, const PodPtr& b) {
       return std::tie(a->metadata.creation_timestamp, a->metadata.namespace_, a->metadata.name) <
              std::tie(b->metadata.creation_timestamp, b->metadata.namespace_, b->metadata.name);

@@ -29,7 +29,7 @@ namespace rcsim {
 
 struct PodGcOptions {
   Duration period = std::chrono::seconds(20);
-  int64_t terminated_threshold = 12500;  // --terminated-pod-gc-threshold
+  int64_t terminated_threshold = 12500;  // --terminated-pod-gc-threshold; <= 0: keep them all
 };
 
 struct PodGcCounters {

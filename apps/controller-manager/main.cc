@@ -1,12 +1,15 @@
 // controller-manager [--apiserver=http://127.0.0.1:8080] [--etcd_servers=URLS] [--workers 5] [--resync 30]
-//                    [--token-file F]
+//                    [--token-file F] [--controllers=*] [--node-monitor-grace-period=40s]
+//                    [--pod-eviction-timeout=5m0s] [--terminated-pod-gc-threshold=12500]
 //
 // Runs the ReplicationManager (engine/replication_manager.h) in production: replication controllers
 // listed and watched through the API server (or, with --etcd_servers, from etcd: the 2014-style watch
-// on /registry/controllers/), pods and every write through the API server over HTTP. The engine runs on one
-// executor thread (ThreadExecutor); the HTTP client and the etcd watches call back on their own threads and
-// the manager hops to the executor. Prints "controller-manager running" once started. Stops on
-// SIGINT/SIGTERM.
+// on /registry/controllers/), pods and every write through the API server over HTTP. Beside it, as
+// --controllers selects, the cluster controllers of cluster/: garbage collector, node lifecycle, pod GC
+// and the scheduler, all through the API server. Everything runs on one executor thread
+// (ThreadExecutor), only while this process holds the leader lease; the HTTP client and the etcd
+// watches call back on their own threads and hop to the executor (cluster/executor_api.h). Prints
+// "controller-manager running" once started. Stops on SIGINT/SIGTERM.
 #include <signal.h>
 #include <unistd.h>
 
@@ -22,10 +25,12 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
 
+#include "apps/controller-manager/controller_selection.h"
 #include "apps/controller-manager/manager_metrics.h"
 #include "backends/etcd/etcd_store.h"
 #include "backends/http/status_server.h"
@@ -34,6 +39,11 @@
 #include "backends/httpclient/http_event_sink.h"
 #include "backends/httpclient/kubeconfig.h"
 #include "backends/httpclient/lease_lock.h"
+#include "cluster/executor_api.h"
+#include "cluster/garbage_collector.h"
+#include "cluster/node_lifecycle_controller.h"
+#include "cluster/pod_gc.h"
+#include "cluster/scheduler.h"
 #include "engine/event_recorder.h"
 #include "engine/leader_elector.h"
 #include "engine/log.h"
@@ -71,6 +81,15 @@ struct Flags {
   int port = 10252;
   int secure_port = 0;
   LeaderElectorOptions election;  // from the flags above
+  // Which controllers run, and the options of the cluster controllers (kube-controller-manager's).
+  std::string controllers = "*";
+  std::string node_monitor_period = "5s";
+  std::string node_monitor_grace_period = "40s";
+  std::string pod_eviction_timeout = "5m0s";
+  int64_t terminated_pod_gc_threshold = 12500;
+  std::set<std::string> enabled;  // from --controllers
+  NodeLifecycleOptions node_lifecycle;
+  PodGcOptions pod_gc;
 };
 
 // A Go duration as kube-controller-manager's flags take them: "15s", "500ms", "1m30s", "2h".
@@ -159,7 +178,20 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
       "port", po::value(&f->port)->default_value(f->port),
       "plain-HTTP port of /healthz, /livez, /readyz and /metrics (0: any free port, -1: off)")(
       "secure-port", po::value(&f->secure_port)->default_value(f->secure_port),
-      "HTTPS port for the same (not supported yet: must be 0)");
+      "HTTPS port for the same (not supported yet: must be 0)")(
+      "controllers", po::value(&f->controllers)->default_value(f->controllers),
+      "controllers to run, comma-separated: '*' all, 'name' on, '-name' off (names: replicationcontroller, "
+      "garbagecollector, nodelifecycle, podgc, scheduler)")(
+      "node-monitor-period", po::value(&f->node_monitor_period)->default_value(f->node_monitor_period),
+      "how often the node lifecycle controller checks node heartbeats")(
+      "node-monitor-grace-period",
+      po::value(&f->node_monitor_grace_period)->default_value(f->node_monitor_grace_period),
+      "a node whose heartbeat is older than this is marked Ready=Unknown and tainted unreachable")(
+      "pod-eviction-timeout", po::value(&f->pod_eviction_timeout)->default_value(f->pod_eviction_timeout),
+      "how long a node stays unreachable before its pods are deleted")(
+      "terminated-pod-gc-threshold",
+      po::value(&f->terminated_pod_gc_threshold)->default_value(f->terminated_pod_gc_threshold),
+      "terminated pods kept before the pod GC deletes the oldest (<= 0: none deleted for this reason)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -210,6 +242,29 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
     }
     *outs[i] = *d;
   }
+  Result<std::set<std::string>> enabled = SelectControllers(f->controllers);
+  if (!enabled.ok()) {
+    std::cerr << "controller-manager: " << enabled.status().message() << "\n";
+    return false;
+  }
+  f->enabled = std::move(enabled).value();
+  const std::pair<const char*, std::string*> cluster_durations[] = {
+      {"node-monitor-period", &f->node_monitor_period},
+      {"node-monitor-grace-period", &f->node_monitor_grace_period},
+      {"pod-eviction-timeout", &f->pod_eviction_timeout}};
+  Duration* cluster_outs[] = {&f->node_lifecycle.monitor_period, &f->node_lifecycle.grace_period,
+                              &f->node_lifecycle.eviction_timeout};
+  for (int i = 0; i < 3; ++i) {
+    std::optional<Duration> d = ParseGoDuration(*cluster_durations[i].second);
+    if (!d || (i == 0 && *d <= Duration::zero())) {
+      std::cerr << "controller-manager: --" << cluster_durations[i].first << ": not a"
+                << (i == 0 ? " positive" : "") << " duration: \"" << *cluster_durations[i].second
+                << "\" (e.g. 40s, 5m0s)\n";
+      return false;
+    }
+    *cluster_outs[i] = *d;
+  }
+  f->pod_gc.terminated_threshold = f->terminated_pod_gc_threshold;
   return true;
 }
 
@@ -381,16 +436,58 @@ int Main(int argc, char** argv) {
     // and destroyed on the executor, as the engine's single-thread contract requires.
     ThreadExecutor executor;
     std::unique_ptr<EventRecorder> recorder;
+    // The cluster controllers are single-threaded by contract: their callbacks hop onto the executor.
+    ExecutorApi cluster_api(instrumented.get(), api->get(), &executor);
     std::unique_ptr<ReplicationManager> manager;
+    std::unique_ptr<GarbageCollector> garbage_collector;
+    std::unique_ptr<NodeLifecycleController> node_lifecycle;
+    std::unique_ptr<PodGc> pod_gc;
+    std::unique_ptr<Scheduler> scheduler;
     std::unique_ptr<LeaderElector> elector;
+    // Every enabled controller starts when this process leads (or at once without leader election).
     auto start_manager = [&] {
-      recorder = std::make_unique<EventRecorder>(EventRecorderOptions{}, &clock, &event_sink);
-      manager = std::make_unique<ReplicationManager>(options, store.get(), instrumented.get(), &clock,
-                                                     &executor, &rng, &trace, &logger);
-      manager->set_event_recorder(recorder.get());
-      manager->Start();
+      const auto on = [&](const char* name) { return flags.enabled.count(name) > 0; };
+      if (on(kReplicationControllerName)) {
+        recorder = std::make_unique<EventRecorder>(EventRecorderOptions{}, &clock, &event_sink);
+        manager = std::make_unique<ReplicationManager>(options, store.get(), instrumented.get(), &clock,
+                                                       &executor, &rng, &trace, &logger);
+        manager->set_event_recorder(recorder.get());
+        manager->Start();
+        logger.Log(LogLevel::kInfo,
+                   "replication manager started (" + std::to_string(flags.workers) + " concurrent syncs)");
+      }
+      if (on(kGarbageCollectorName)) {
+        garbage_collector =
+            std::make_unique<GarbageCollector>(GarbageCollectorOptions{}, &cluster_api, &executor, &trace);
+        garbage_collector->Start();
+      }
+      if (on(kNodeLifecycleName)) {
+        node_lifecycle = std::make_unique<NodeLifecycleController>(flags.node_lifecycle, &cluster_api,
+                                                                   &cluster_api, &clock, &executor, &trace);
+        node_lifecycle->Start();
+      }
+      if (on(kPodGcName)) {
+        pod_gc = std::make_unique<PodGc>(flags.pod_gc, &cluster_api, &cluster_api, &clock, &executor, &trace);
+        pod_gc->Start();
+      }
+      if (on(kSchedulerName)) {
+        scheduler = std::make_unique<Scheduler>(SchedulerOptions{}, &cluster_api, &cluster_api, &clock,
+                                                &executor, &trace);
+        scheduler->Start();
+      }
+      std::string started;
+      for (const std::string& name : KnownControllers()) {
+        if (on(name.c_str())) started += (started.empty() ? "" : ",") + name;
+      }
       logger.Log(LogLevel::kInfo,
-                 "replication manager started (" + std::to_string(flags.workers) + " concurrent syncs)");
+                 "controllers started: " + (started.empty() ? std::string("none") : started));
+    };
+    auto stop_controllers = [&] {
+      scheduler.reset();
+      pod_gc.reset();
+      node_lifecycle.reset();
+      garbage_collector.reset();
+      manager.reset();
     };
     RunOn(executor, [&] {
       if (!flags.leader_elect) {
@@ -418,6 +515,7 @@ int Main(int argc, char** argv) {
         ManagerSnapshot s;
         s.leader = !flags.leader_elect || (elector != nullptr && elector->IsLeader());
         s.standby_healthy = !s.leader && elector != nullptr && !elector->observed_holder().empty();
+        s.synced = s.leader && manager == nullptr;  // nothing to sync without the replication manager
         if (manager != nullptr) {
           s.counters = manager->metrics();
           s.queue_depth = manager->queue_depth();
@@ -453,7 +551,7 @@ int Main(int argc, char** argv) {
       if (Status s = status_server.Start(); !s.ok()) {
         std::cerr << "controller-manager: " << s.ToString() << "\n";
         RunOn(executor, [&] {
-          manager.reset();
+          stop_controllers();
           elector.reset();
         });
         api->reset();
@@ -474,7 +572,7 @@ int Main(int argc, char** argv) {
     std::cerr << "controller-manager: signal " << sig << ", stopping\n";
     status_server.Stop();
     RunOn(executor, [&] {
-      manager.reset();
+      stop_controllers();
       elector.reset();
     });
     // The clients' pending callbacks (now no-ops) complete before the executor goes.
