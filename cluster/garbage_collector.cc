@@ -231,32 +231,31 @@ void GarbageCollector::RemoveFinalizerIfNoDependents(const ControllerPtr& rc, co
   const std::string rc_key = ObjectCache<ReplicationController>::KeyOf(*rc);
   ListOptions opts;
   opts.label_selector = LabelSelector::FromMap(rc->spec.selector);
-  api_->pods().List(
-      rc->metadata.namespace_, opts,
-      [this, alive = alive_, verify_key, rc_key, uid, finalizer](Result<ObjectList<Pod>> r) {
-        if (!*alive) return;
-        in_flight_.erase(verify_key);
-        if (!r.ok()) return;  // the resync retries every deleting owner
-        const bool orphan = std::string_view(finalizer) == kOrphanFinalizer;
-        bool left = false;
-        for (const PodPtr& p : r->items) {
-          for (const OwnerReference& ref : p->metadata.owner_references) {
-            if (ref.uid != uid) continue;
-            if (orphan) {
-              RemoveReferences(p, {uid});
-              left = true;
-            } else {
-              if (!p->metadata.deletion_timestamp) DeleteDependent(p);
-              left = left || ref.block_owner_deletion;
-            }
-          }
-        }
-        if (left) return;  // the writes' outcomes bring this owner back
-        const ControllerPtr now = rcs_->Get(rc_key);
-        if (now && now->metadata.uid == uid && HasFinalizer(now->metadata, finalizer)) {
-          RemoveFinalizer(now, finalizer);
-        }
-      });
+  api_->pods().List(rc->metadata.namespace_, opts,
+                    [this, alive = alive_, verify_key, rc_key, uid, finalizer](Result<ObjectList<Pod>> r) {
+                      if (!*alive) return;
+                      in_flight_.erase(verify_key);
+                      if (!r.ok()) return;  // the resync retries every deleting owner
+                      const bool orphan = std::string_view(finalizer) == kOrphanFinalizer;
+                      bool left = false;
+                      for (const PodPtr& p : r->items) {
+                        for (const OwnerReference& ref : p->metadata.owner_references) {
+                          if (ref.uid != uid) continue;
+                          if (orphan) {
+                            RemoveReferences(p, {uid});
+                            left = true;
+                          } else {
+                            if (!p->metadata.deletion_timestamp) DeleteDependent(p);
+                            left = left || ref.block_owner_deletion;
+                          }
+                        }
+                      }
+                      if (left) return;  // the writes' outcomes bring this owner back
+                      const ControllerPtr now = rcs_->Get(rc_key);
+                      if (now && now->metadata.uid == uid && HasFinalizer(now->metadata, finalizer)) {
+                        RemoveFinalizer(now, finalizer);
+                      }
+                    });
 }
 
 void GarbageCollector::RemoveReferences(const PodPtr& pod, const std::set<std::string>& uids) {
@@ -323,23 +322,22 @@ void GarbageCollector::DeleteDependent(const PodPtr& pod) {
   opts.propagation_policy = kPropagationBackground;
   std::set<std::string> owners;
   for (const OwnerReference& ref : pod->metadata.owner_references) owners.insert(ref.uid);
-  api_->pods().Delete(pod->metadata.namespace_, pod->metadata.name, opts,
-                      [this, alive = alive_, key, rv = pod->metadata.resource_version,
-                       owners](Result<PodPtr> r) {
-                        if (!*alive) return;
-                        in_flight_.erase(key);
-                        if (r.ok()) {
-                          ++counters_.dependents_deleted;
-                          Trace("delete " + key);
-                        }
-                        // As in RemoveReferences: look again when no watch event will.
-                        if (r.ok() ? !pods_->Get(key)
-                                   : (r.status().code() == Code::kConflict && CacheMovedOn(key, rv))) {
-                          dirty_pods_.insert(key);
-                          for (const std::string& uid : owners) dirty_owners_.insert(uid);
-                          Post();
-                        }
-                      });
+  api_->pods().Delete(
+      pod->metadata.namespace_, pod->metadata.name, opts,
+      [this, alive = alive_, key, rv = pod->metadata.resource_version, owners](Result<PodPtr> r) {
+        if (!*alive) return;
+        in_flight_.erase(key);
+        if (r.ok()) {
+          ++counters_.dependents_deleted;
+          Trace("delete " + key);
+        }
+        // As in RemoveReferences: look again when no watch event will.
+        if (r.ok() ? !pods_->Get(key) : (r.status().code() == Code::kConflict && CacheMovedOn(key, rv))) {
+          dirty_pods_.insert(key);
+          for (const std::string& uid : owners) dirty_owners_.insert(uid);
+          Post();
+        }
+      });
 }
 
 }  // namespace rcsim

@@ -24,13 +24,16 @@ class LaggingPodWatchApi final : public ApiClient {
     void Get(const std::string& ns, const std::string& name, Callback<Result<Ptr>> done) override {
       inner_->Get(ns, name, std::move(done));
     }
-    void List(const std::string& ns, const ListOptions& opts, Callback<Result<ObjectList<Pod>>> done) override {
+    void List(const std::string& ns, const ListOptions& opts,
+              Callback<Result<ObjectList<Pod>>> done) override {
       inner_->List(ns, opts, std::move(done));
     }
     void Create(const std::string& ns, Pod object, Callback<Result<Ptr>> done) override {
       inner_->Create(ns, std::move(object), std::move(done));
     }
-    void Update(Pod object, Callback<Result<Ptr>> done) override { inner_->Update(std::move(object), std::move(done)); }
+    void Update(Pod object, Callback<Result<Ptr>> done) override {
+      inner_->Update(std::move(object), std::move(done));
+    }
     void UpdateStatus(Pod object, Callback<Result<Ptr>> done) override {
       inner_->UpdateStatus(std::move(object), std::move(done));
     }

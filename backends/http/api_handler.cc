@@ -352,11 +352,10 @@ class ResourceRoutes {
     if (!opts.ok()) return ErrorResponse(opts.status());
     if (Status s = CheckListResourceVersion(q_); !s.ok()) return ErrorResponse(s);
     // resourceVersion=0 means "any version": served from the watch cache (limit ignored, as kube does).
-    Result<ObjectList<T>> list =
-        (cache_ != nullptr && q_.Get("resourceVersion") == "0" && opts->continue_token.empty() &&
-         opts->fields.empty())
-            ? cache_->List(ns, *opts)
-            : reg_->List(ns, *opts);
+    Result<ObjectList<T>> list = (cache_ != nullptr && q_.Get("resourceVersion") == "0" &&
+                                  opts->continue_token.empty() && opts->fields.empty())
+                                     ? cache_->List(ns, *opts)
+                                     : reg_->List(ns, *opts);
     if (!list.ok()) return ErrorResponse(list.status());
     if (table_) {
       TableOptions o = TableOpts();
@@ -1185,8 +1184,8 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<Watc
     const std::string* node_sub = i < seg.size() ? &seg[i++] : nullptr;
     if (i != seg.size()) return Respond(NotFound(path));
     if (node_sub == nullptr) {
-      return ServeResource(&registry_->nodes(), static_cast<WatchCache<Node>*>(nullptr), clock_, req, *q, true,
-                           watch_path, "", node, sink, /*namespaced=*/false);
+      return ServeResource(&registry_->nodes(), static_cast<WatchCache<Node>*>(nullptr), clock_, req, *q,
+                           true, watch_path, "", node, sink, /*namespaced=*/false);
     }
     if (watch_path || *node_sub != "status") return Respond(NotFound(path));
     return Respond(ServeStatus(&registry_->nodes(), clock_, req, *q, "", *node));
