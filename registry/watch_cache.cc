@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "engine/node_types.h"
+
 namespace rcsim {
 namespace {
 
@@ -288,5 +290,6 @@ std::size_t WatchCache<T>::client_watches() const {
 
 template class WatchCache<Pod>;
 template class WatchCache<ReplicationController>;
+template class WatchCache<Node>;  // never constructed: nodes are served by the registry (api_handler.cc)
 
 }  // namespace rcsim
