@@ -527,10 +527,11 @@ TEST_F(ApiserverE2eTest, KubectlNamespacesDeleteBySelectorAndWideOutput) {
     EXPECT_NE(rc_wide.output.find(col), std::string::npos) << col << "\n" << rc_wide.output;
   }
 
-  CommandResult del = K({"delete", "pods", "-l", "app=web"});
+  // The pods are bound to a node and no node agent runs here: a graceful delete would wait for one.
+  CommandResult del = K({"delete", "pods", "-l", "app=web", "--grace-period=0", "--force"});
   ASSERT_EQ(del.code, 0) << del.output;
-  EXPECT_NE(del.output.find("pod \"del-1\" deleted"), std::string::npos) << del.output;
-  EXPECT_NE(del.output.find("pod \"del-2\" deleted"), std::string::npos) << del.output;
+  EXPECT_NE(del.output.find("pod \"del-1\" force deleted"), std::string::npos) << del.output;
+  EXPECT_NE(del.output.find("pod \"del-2\" force deleted"), std::string::npos) << del.output;
   EXPECT_EQ(K({"get", "pods", "-o", "name"}).output, "pod/keep-1\n");
 
   // Objects in a namespace that does not exist are refused; deleting a namespace takes its objects.
