@@ -60,8 +60,11 @@ class World2014 {
     updated.spec.replicas = replicas;
     ASSERT_TRUE(registry_.controllers().Update(updated).ok());
   }
+  // Background, as kubectl asks: with no policy a core/v1 controller is orphaned and waits for the GC.
   void DeleteController(const std::string& name) {
-    ASSERT_TRUE(registry_.controllers().Delete("default", name, DeleteOptions{}).ok());
+    DeleteOptions background;
+    background.propagation_policy = kPropagationBackground;
+    ASSERT_TRUE(registry_.controllers().Delete("default", name, background).ok());
   }
   void Start() {
     manager_ = std::make_unique<ReplicationManager2014>(Manager2014Options{}, &store_, &api_, &loop_, &loop_,
