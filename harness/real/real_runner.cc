@@ -292,8 +292,12 @@ Status RealRun::DeleteController(const DeleteControllerAction& a) {
       if (!st.ok() && st.code() != Code::kNotFound) return st;
     }
   }
+  // Background: the dependents were orphaned above or are deleted below (with no policy a core/v1
+  // controller would be orphaned by the garbage collector first).
+  DeleteOptions background{uid, ""};
+  background.propagation_policy = kPropagationBackground;
   Result<ControllerPtr> del = Call<Result<ControllerPtr>>([&](const Callback<Result<ControllerPtr>>& cb) {
-    api_->controllers().Delete(ns, a.controller, DeleteOptions{uid, ""}, cb);
+    api_->controllers().Delete(ns, a.controller, background, cb);
   });
   if (!del.ok()) return del.status();
   monitor_.OnController(observer_->Now(), *del, true);
