@@ -44,6 +44,7 @@
 #include "reports/report_set.h"
 #include "reports/suite_stats.h"
 #ifdef RCSIM_REAL_MODE
+#include "harness/real/real_bench.h"
 #include "harness/real/real_runner.h"
 #endif
 
@@ -62,6 +63,8 @@ const char kUsage[] =
        rcsim validate PATH...          parse and check scenario files without running them
        rcsim schema                    print the JSON Schema (draft 2020-12) of scenario files
        rcsim convert FILE              print a JSON scenario file as YAML (same scenario, same runs)
+       rcsim bench --real [--json FILE]  production figures on a stack of its own: raw etcd puts,
+                                       pods/s (1 RC of 1000, 100 RCs of 10), delete->replacement
        rcsim --help
 
 run options:
@@ -648,6 +651,50 @@ int Run(const std::vector<std::string>& argv) {
   return regressed > 0 && a.fail_on_regression ? kExitFail : kExitPass;
 }
 
+// rcsim bench --real [--json FILE] [--apiserver-binary F] [--controller-manager-binary F]
+int Bench(const std::vector<std::string>& argv) {
+#ifdef RCSIM_REAL_MODE
+  bool real = false;
+  std::string json_file;
+  RealBenchOptions o;
+  std::string apiserver, manager;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    auto take = [&]() -> std::string {
+      if (i + 1 >= argv.size()) throw UsageError{arg + ": missing value"};
+      return argv[++i];
+    };
+    if (arg == "--real") {
+      real = true;
+    } else if (arg == "--json") {
+      json_file = take();
+    } else if (arg == "--apiserver-binary") {
+      apiserver = take();
+    } else if (arg == "--controller-manager-binary") {
+      manager = take();
+    } else if (arg == "--etcd-binary") {
+      o.etcd_binary = take();
+    } else {
+      throw UsageError{"unknown option " + arg + " for bench"};
+    }
+  }
+  if (!real) return Usage("bench: only --real is implemented (simulation benchmarks: build/bench/*)");
+  o.apiserver_binary = FindProgram(apiserver, "apiserver");
+  o.controller_manager_binary = FindProgram(manager, "controller-manager");
+  Result<nlohmann::json> figures = RunRealBench(o);
+  if (!figures.ok()) {
+    std::cerr << "rcsim: bench: " << figures.status().ToString() << "\n";
+    return kExitFail;
+  }
+  std::cout << figures->dump(2) << std::endl;
+  if (!json_file.empty()) std::ofstream(json_file) << figures->dump(2) << "\n";
+  return kExitPass;
+#else
+  (void)argv;
+  return Usage("bench --real: this rcsim was built without the backends");
+#endif
+}
+
 // rcsim report merge DIR... --out DIR
 int Report(const std::vector<std::string>& argv) {
   if (argv.empty() || argv[0] != "merge") return Usage("report: expected \"report merge DIR... --out DIR\"");
@@ -816,6 +863,7 @@ int Main(int argc, char** argv) {
     if (command == "schema") return Schema(args);
     if (command == "convert") return Convert(args);
     if (command == "report") return Report(args);
+    if (command == "bench") return Bench(args);
     if (command == "--help" || command == "-h" || command == "help") {
       std::cout << kUsage;
       return kExitPass;

@@ -266,34 +266,18 @@ Status RealRun::DeleteController(const DeleteControllerAction& a) {
     if (ref != nullptr && ref->uid == uid) dependents.push_back(p);
   }
   if (!a.cascade) {
-    // Orphan the dependents first, as Kubernetes' orphan finalizer does.
-    for (const PodPtr& dep : dependents) {
-      Status st;
-      PodPtr p = dep;
-      for (int attempt = 0; attempt < 10; ++attempt) {
-        Pod pod = *p;
-        auto& refs = pod.metadata.owner_references;
-        refs.erase(
-            std::remove_if(refs.begin(), refs.end(), [&](const OwnerReference& o) { return o.uid == uid; }),
-            refs.end());
-        Result<PodPtr> up =
-            Call<Result<PodPtr>>([&](const Callback<Result<PodPtr>>& cb) { api_->pods().Update(pod, cb); });
-        if (up.ok()) monitor_.OnPod(observer_->Now(), *up, false);
-        st = up.status();
-        if (st.code() != Code::kConflict) break;
-        Result<PodPtr> again = Call<Result<PodPtr>>(
-            [&](const Callback<Result<PodPtr>>& cb) { api_->pods().Get(ns, dep->metadata.name, cb); });
-        if (!again.ok()) {
-          st = again.status();
-          break;
-        }
-        p = *again;
-      }
-      if (!st.ok() && st.code() != Code::kNotFound) return st;
-    }
+    // As kubectl --cascade=orphan: the controller gets the orphan finalizer (the manager no longer acts
+    // for it), the garbage collector removes the pods' ownerReferences, then the controller goes; the
+    // watch shows each step.
+    DeleteOptions orphan{uid, ""};
+    orphan.propagation_policy = kPropagationOrphan;
+    return Call<Result<ControllerPtr>>([&](const Callback<Result<ControllerPtr>>& cb) {
+             api_->controllers().Delete(ns, a.controller, orphan, cb);
+           })
+        .status();
   }
-  // Background: the dependents were orphaned above or are deleted below (with no policy a core/v1
-  // controller would be orphaned by the garbage collector first).
+  // Background: the controller goes at once; its dependents are deleted below (the garbage collector
+  // would delete them too, later).
   DeleteOptions background{uid, ""};
   background.propagation_policy = kPropagationBackground;
   Result<ControllerPtr> del = Call<Result<ControllerPtr>>([&](const Callback<Result<ControllerPtr>>& cb) {

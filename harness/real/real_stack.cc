@@ -189,8 +189,11 @@ Status RealStack::StartManager() {
   const std::size_t offset = std::filesystem::exists(log, ec) ? std::filesystem::file_size(log, ec) : 0;
   // No scheduler: the hollow nodes start pods that no Node owns (unbound), and a scheduler with no nodes
   // would only write PodScheduled=False over the hollow nodes' status.
-  std::vector<std::string> args = {options_.controller_manager_binary, "--apiserver=" + proxy_->url(),
-                                   "--leader-elect=false", "--kube-api-qps=-1", "--port=-1",
+  std::vector<std::string> args = {options_.controller_manager_binary,
+                                   "--apiserver=" + proxy_->url(),
+                                   "--leader-elect=false",
+                                   "--kube-api-qps=-1",
+                                   "--port=-1",
                                    "--controllers=*,-scheduler"};
   args.insert(args.end(), options_.manager_flags.begin(), options_.manager_flags.end());
   if (Status st = manager_.Spawn(args, log); !st.ok()) return st;

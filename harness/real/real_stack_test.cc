@@ -261,5 +261,55 @@ expect: []
   std::filesystem::remove_all(dir);
 }
 
+// --kubeconfig: the scenario runs against a cluster rcsim did not start (here a RealStack of the
+// test's own, with its manager), starting nothing itself.
+TEST(RealRunnerTest, KubeconfigRunsAgainstAnExistingCluster) {
+  auto stack = RealStack::Start(Options());
+  ASSERT_TRUE(stack.ok()) << stack.status().ToString();
+  char tmpl[] = "/tmp/rcsim-kubeconfig-test-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::ofstream(dir + "/kubeconfig")
+      << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: " << (*stack)->api_url()
+      << "}\nusers:\n- name: u\n  user: {}\ncontexts:\n- name: x\n  context: "
+         "{cluster: c, user: u}\ncurrent-context: x\n";
+  std::ofstream(dir + "/s.yaml") << R"(
+name: existing
+duration: 1m
+manager: {resync: 2s}
+controllers: [{name: web, replicas: 3}]
+events:
+  - {at: 1s, scale: {controller: web, replicas: 5}}
+expect:
+  - never_above: {controller: web, active: 5}
+  - final: {controller: web, replicas_status: 5}
+  - pods_matching: {selector: {app: web}, never_above: 5}
+)";
+  const std::string cmd = std::string(RCSIM_BINARY) + " run --real " + dir + "/s.yaml --kubeconfig " + dir +
+                          "/kubeconfig --report " + dir + "/report > " + dir + "/out 2>&1";
+  const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe): one thread here
+  const std::string out = ReadFile(dir + "/out");
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << out;
+  EXPECT_EQ(out.find("real stack"), std::string::npos) << out;  // nothing started
+  EXPECT_NE(ReadFile(dir + "/report/existing.json").find("\"mode\": \"real\""), std::string::npos);
+  // Events that need rcsim's own processes are refused with their pointer.
+  std::ofstream(dir + "/r.yaml") << R"(
+name: restart
+controllers: [{name: web, replicas: 1}]
+events:
+  - {at: 1s, restart_manager: {down: 1s}}
+expect: []
+)";
+  const std::string refused = std::string(RCSIM_BINARY) + " run --real " + dir + "/r.yaml --kubeconfig " +
+                              dir + "/kubeconfig > " + dir + "/out2 2>&1";
+  const int status2 = std::system(refused.c_str());  // NOLINT(concurrency-mt-unsafe): one thread here
+  ASSERT_TRUE(WIFEXITED(status2));
+  EXPECT_EQ(WEXITSTATUS(status2), 2);
+  EXPECT_NE(ReadFile(dir + "/out2").find("r.yaml: /events/0/restart_manager: "), std::string::npos)
+      << ReadFile(dir + "/out2");
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace rcsim
