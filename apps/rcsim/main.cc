@@ -456,6 +456,7 @@ int Run(const std::vector<std::string>& argv) {
     real_options.kubeconfig = a.kubeconfig;
     real_options.context = a.context;
     real_options.wall_timeout_seconds = a.timeout_seconds;
+    real_options.logs_dir = a.report_dir;
     real_options.interrupted = [] { return g_interrupted.load(); };
     real_options.log = [](const std::string& line) { std::cerr << "rcsim: " << line << std::endl; };
     struct sigaction sa {};

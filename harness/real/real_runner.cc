@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -797,6 +798,16 @@ RunResult RealRun::Run() {
   observer_->Stop();
   if (nodes) nodes->Stop();
   api_.reset();
+  if (stack_ && !o_.logs_dir.empty() && !(r_.passed && r_.error.empty())) {
+    std::error_code ec;
+    const std::filesystem::path to = std::filesystem::path(o_.logs_dir) / (s_.name + ".logs");
+    std::filesystem::create_directories(to, ec);
+    for (const char* log : {"etcd.log", "apiserver.log", "controller-manager.log"}) {
+      std::filesystem::copy_file(std::filesystem::path(stack_->temp_dir()) / log, to / log,
+                                 std::filesystem::copy_options::overwrite_existing, ec);
+    }
+    Log("logs of the failed run in " + to.string());
+  }
   if (stack_) stack_->Stop();
   return finish();
 }

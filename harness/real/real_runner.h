@@ -40,6 +40,9 @@ struct RealRunOptions {
   double wall_timeout_seconds = 0;  // > 0: stop and fail a run past this
   // Polled often; true stops the run at once (it fails with "interrupted"), everything is stopped.
   std::function<bool()> interrupted;
+  // Non-empty: a failed run's process logs (etcd, apiserver, controller-manager) are copied to
+  // <logs_dir>/<scenario>.logs/ before the stack's directory is removed (rcsim: the --report DIR).
+  std::string logs_dir;
   // Progress lines (the stack's processes and ports, ...); may be empty.
   std::function<void(const std::string&)> log;
 };
