@@ -73,6 +73,8 @@ SimWorld::~SimWorld() {
   // The manager first (it holds watches on the views), then the components in reverse order of use.
   if (manager_) manager_->Stop();
   manager_.reset();
+  if (other_manager_) other_manager_->Stop();
+  other_manager_.reset();
   nodes_.reset();
   mirror_watch_.reset();
 }
@@ -86,10 +88,16 @@ ApiClient& SimWorld::admin_api() { return *admin_api_; }
 EventRegistry& SimWorld::events() { return *events_; }
 
 void SimWorld::StartManager() {
-  if (manager_) return;
+  if (manager_ || other_manager_) return;
   manager_rng_ = std::make_unique<Mt19937Rng>(DeriveSeed(options_.seed, kManagerStreamBase + manager_starts_));
   ++manager_starts_;
   trace_.Record("world", "manager-start " + std::to_string(manager_starts_));
+  if (options_.manager_factory) {
+    other_manager_ = options_.manager_factory(SimManagerPorts{
+        manager_store_.get(), manager_api_.get(), &loop_, &loop_, manager_rng_.get(), &trace_, &logger_});
+    other_manager_->Start();
+    return;
+  }
   manager_ = std::make_unique<ReplicationManager>(options_.manager, manager_store_.get(), manager_api_.get(),
                                                   &loop_, &loop_, manager_rng_.get(), &trace_, &logger_);
   event_recorder_ = std::make_unique<EventRecorder>(EventRecorderOptions{}, &loop_, event_sink_.get());
@@ -97,10 +105,18 @@ void SimWorld::StartManager() {
   manager_->Start();
 }
 
+const ManagerMetrics* SimWorld::manager_metrics() const {
+  if (manager_) return &manager_->metrics();
+  if (other_manager_) return &other_manager_->metrics();
+  return nullptr;
+}
+
 void SimWorld::StopManager() {
-  if (!manager_) return;
+  if (!manager_ && !other_manager_) return;
   trace_.Record("world", "manager-stop");
-  manager_->Stop();
+  if (other_manager_) other_manager_->Stop();
+  other_manager_.reset();
+  if (manager_) manager_->Stop();
   manager_.reset();
   event_recorder_.reset();
   // The crashed process's in-flight replies are lost with it; its requests may still apply.

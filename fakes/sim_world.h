@@ -45,6 +45,7 @@
 #include "engine/types.h"
 #include "fakes/faulty_api_client.h"
 #include "fakes/sim_loop.h"
+#include "fakes/sim_manager.h"
 #include "fakes/sim_nodes.h"
 #include "fakes/trace_recorder.h"
 
@@ -71,6 +72,8 @@ struct SimWorldOptions {
   // The world compacts the store periodically like kube-apiserver; zero disables compaction.
   Duration compaction_interval = std::chrono::minutes(5);
   ManagerOptions manager;
+  // Builds the manager under test instead of the modern ReplicationManager (null: the modern one).
+  SimManagerFactory manager_factory;
   bool keep_trace_lines = false;
 };
 
@@ -116,7 +119,9 @@ class SimWorld {
   void StartManager();
   // Crash: stops and destroys the manager and all its state (no-op if none is running).
   void StopManager();
-  ReplicationManager* manager() { return manager_.get(); }  // null while stopped
+  ReplicationManager* manager() { return manager_.get(); }  // null while stopped or not the modern one
+  // The running manager's counters, whichever it is; null while stopped.
+  const ManagerMetrics* manager_metrics() const;
   int manager_starts() const { return manager_starts_; }
 
   // Ground truth from the world's mirror. Pods counted: those in the controller's namespace whose
@@ -196,6 +201,7 @@ class SimWorld {
   std::unique_ptr<RegistryEventSink> event_sink_;
   std::unique_ptr<EventRecorder> event_recorder_;  // one per manager start, as one per process
   std::unique_ptr<ReplicationManager> manager_;
+  std::unique_ptr<SimManager> other_manager_;  // from options_.manager_factory
   int manager_starts_ = 0;
 
   // Mirror of the store (ground truth for checkers).

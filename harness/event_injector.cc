@@ -326,7 +326,7 @@ void EventInjector::FireStaleReads(const StaleReadsAction& a) {
 }
 
 void EventInjector::FireRestart(const RestartManagerAction& a) {
-  if (ReplicationManager* m = world_->manager()) AddMetrics(retired_metrics_, m->metrics());
+  if (const ManagerMetrics* m = world_->manager_metrics()) AddMetrics(retired_metrics_, *m);
   world_->StopManager();
   world_->loop().Schedule(a.down, [this] {
     Trace("start_manager");

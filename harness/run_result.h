@@ -64,6 +64,10 @@ struct RunResult {
   uint64_t seed = 0;
   std::string tier;
   std::string mode = "sim";  // "sim", or "real" (rcsim run --real: wall-clock times, no trace)
+  // The manager that ran: "modern" or "2014"; manager_from_flag: chosen by `--manager`, not by the
+  // scenario's manager.kind (the replay command then says so).
+  std::string manager_kind = "modern";
+  bool manager_from_flag = false;
   bool passed = false;
   // Set when the run itself could not proceed (e.g. a controller was refused by the API); the run
   // then fails with this reason.

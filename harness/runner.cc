@@ -9,6 +9,7 @@
 #include "fakes/sim_world.h"
 #include "harness/checkers.h"
 #include "harness/event_injector.h"
+#include "harness/manager_2014.h"
 #include "harness/world_monitor.h"
 
 namespace rcsim {
@@ -41,7 +42,7 @@ bool IsPlainShellWord(const std::string& s) {
 
 }  // namespace
 
-std::string ReplayCommand(const std::string& file, uint64_t seed) {
+std::string ReplayCommand(const std::string& file, uint64_t seed, const std::string& manager) {
   std::string quoted = file;
   if (!IsPlainShellWord(file)) {
     quoted = "'";
@@ -54,11 +55,12 @@ std::string ReplayCommand(const std::string& file, uint64_t seed) {
     }
     quoted += "'";
   }
-  return "rcsim replay " + quoted + " --seed " + std::to_string(seed);
+  return "rcsim replay " + quoted + " --seed " + std::to_string(seed) +
+         (manager.empty() ? "" : " --manager " + manager);
 }
 
 std::string ReplayCommandFor(const RunResult& r) {
-  if (r.mode != "real") return ReplayCommand(r.file, r.seed);
+  if (r.mode != "real") return ReplayCommand(r.file, r.seed, r.manager_from_flag ? r.manager_kind : "");
   std::string cmd = ReplayCommand(r.file, r.seed);  // "rcsim replay <quoted file> --seed N"
   cmd = cmd.substr(0, cmd.rfind(" --seed "));
   return "rcsim run --real " + cmd.substr(std::string("rcsim replay ").size()) + " --seed " +
@@ -72,8 +74,13 @@ RunResult RunScenario(const Scenario& s, uint64_t seed, const RunOptions& option
   r.file = s.file;
   r.seed = seed;
   r.tier = s.tier;
+  r.manager_kind = options.manager.empty() ? s.manager.kind : options.manager;
+  r.manager_from_flag = r.manager_kind != s.manager.kind;
+  if (r.manager_from_flag) r.scenario += "." + r.manager_kind;
 
-  SimWorld world(WorldOptions(s, seed, options.keep_trace));
+  SimWorldOptions world_options = WorldOptions(s, seed, options.keep_trace);
+  if (r.manager_kind == kManager2014) world_options.manager_factory = Manager2014Factory();
+  SimWorld world(std::move(world_options));
   SimLoop& loop = world.loop();
   const TimePoint origin = loop.Now();
   WorldMonitor monitor(&world);
@@ -131,7 +138,7 @@ RunResult RunScenario(const Scenario& s, uint64_t seed, const RunOptions& option
   }
   r.virtual_time = loop.Now() - origin;
 
-  if (ReplicationManager* m = world.manager()) AddMetrics(&metrics, m->metrics());
+  if (const ManagerMetrics* m = world.manager_metrics()) AddMetrics(&metrics, *m);
   r.manager = metrics;
   r.manager_starts = world.manager_starts();
   const ApiFaultCounters& calls = world.manager_api().counters();

@@ -30,14 +30,19 @@ struct RunOptions {
   bool verify_counts = false;
   // > 0: a run still going after this much wall time stops there and fails (end_reason "timeout").
   double wall_timeout_seconds = 0;
+  // "modern" or "2014": runs that manager instead of the scenario's manager.kind (`--manager`). A run
+  // whose manager differs from the scenario's own is named "<scenario>.<manager>" (e.g. "web.2014").
+  std::string manager;
 };
 
 RunResult RunScenario(const Scenario& scenario, uint64_t seed, const RunOptions& options = {});
 
-// "rcsim replay <file> --seed <seed>", the command that reproduces a run.
-std::string ReplayCommand(const std::string& file, uint64_t seed);
-// The command that reproduces `r`: ReplayCommand for a simulated run, "rcsim run --real <file>" for
-// a real one (a real run cannot be replayed, only run again).
+// "rcsim replay <file> --seed <seed>", the command that reproduces a run; with `manager`, followed by
+// "--manager <manager>".
+std::string ReplayCommand(const std::string& file, uint64_t seed, const std::string& manager = "");
+// The command that reproduces `r`: ReplayCommand for a simulated run (with --manager when the run's
+// manager came from the flag), "rcsim run --real <file>" for a real one (a real run cannot be
+// replayed, only run again).
 std::string ReplayCommandFor(const RunResult& r);
 
 }  // namespace rcsim

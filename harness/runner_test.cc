@@ -72,6 +72,26 @@ TEST(RunnerTest, KillHalfReconverges) {
 // Simulator bug: the run-end rule ended a run at the end of a fault window when nothing changed during
 // it (creates refused for 3 minutes: the run ended with 0 pods running). Quiet time counts only after
 // every window is over.
+TEST(RunnerTest, ManagerOptionRunsThe2014BaselineUnderItsOwnName) {
+  Scenario s = Parse(kKillHalf);
+  RunOptions o = Verified();
+  o.manager = "2014";
+  RunResult r = RunScenario(s, s.seed, o);
+  EXPECT_EQ(r.scenario, "kill-half-web.2014");
+  EXPECT_EQ(r.manager_kind, "2014");
+  EXPECT_TRUE(r.manager_from_flag);
+  EXPECT_EQ(ReplayCommandFor(r), "rcsim replay inline.json --seed 7 --manager 2014");
+  EXPECT_FALSE(r.passed) << "the 2014 manager writes no status";
+  EXPECT_GT(r.manager.creates, 10u);
+  EXPECT_EQ(r.manager.status_updates, 0u);
+  // Same inputs, same run.
+  EXPECT_EQ(RunScenario(s, s.seed, o).trace_digest, r.trace_digest);
+  RunResult modern = RunScenario(s, s.seed, Verified());
+  EXPECT_EQ(modern.manager_kind, "modern");
+  EXPECT_FALSE(modern.manager_from_flag);
+  EXPECT_NE(modern.trace_digest, r.trace_digest);
+}
+
 TEST(RunnerTest, RunEndRuleEndsInsideFaultWindow) {
   Scenario s = Parse(R"({
     "name": "refused-creates", "seed": 3, "duration": "20m",

@@ -679,15 +679,25 @@ void ReadWindow(const ObjectReader& r, const Scenario& s, Duration* after, std::
 Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenario& s, ParseState* state) {
   const ObjectSpec& spec = ScenarioObjectSpec("expectation");
   ObjectReader outer(j, ptr, spec);
-  if (j.size() != 1) {
-    std::vector<std::string_view> kinds;
-    for (const FieldSpec& f : spec.fields) kinds.push_back(f.key);
-    Fail(ptr, j.empty() ? "no expectation (expected one of: " + JoinKeys(kinds) + ")"
-                        : "has " + std::to_string(j.size()) + " expectations; give one per entry");
+  std::vector<std::string_view> kinds;
+  for (const FieldSpec& f : spec.fields) {
+    if (f.type == FieldType::kObject) kinds.push_back(f.key);
+  }
+  std::size_t given = 0;
+  std::string kind;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (std::find(kinds.begin(), kinds.end(), it.key()) == kinds.end()) continue;
+    ++given;
+    kind = it.key();
+  }
+  if (given != 1) {
+    Fail(ptr, given == 0 ? "no expectation (expected one of: " + JoinKeys(kinds) + ")"
+                         : "has " + std::to_string(given) + " expectations; give one per entry");
   }
   Expectation e;
-  e.kind = j.begin().key();
+  e.kind = kind;
   e.text = j.dump();
+  if (auto f = outer.Str("flaw")) e.flaw = *f;
   const json& body = *ReadObjectField(outer, e.kind);
   std::string p = outer.Ptr(e.kind);
   auto ref = [&](const ObjectReader& r) {
@@ -834,6 +844,7 @@ Scenario ParseOrThrow(const json& doc, std::string_view file) {
     if (auto n = m.Int("workers")) s.manager.workers = static_cast<int32_t>(*n);
     if (auto n = m.Dur("resync")) s.manager.resync = *n;
     if (auto n = m.Int("burst_replicas")) s.manager.burst_replicas = static_cast<int32_t>(*n);
+    if (auto k = m.Str("kind")) s.manager.kind = *k;
   }
   {
     const json& cs = *ReadArrayField(r, "controllers", "an array of controllers");

@@ -46,6 +46,9 @@ struct ManagerConfig {
   int32_t workers = 5;
   Duration resync = std::chrono::seconds(30);
   int32_t burst_replicas = 500;
+  // "modern" (engine/) or "2014" (baseline2014/: the seed's design, which ignores the fields above and
+  // resyncs every 10 s).
+  std::string kind = "modern";
 };
 
 struct ControllerConfig {
@@ -191,6 +194,7 @@ struct Expectation {
   std::string kind;  // "converged", ...
   ExpectationSpec spec;
   std::string text;  // the expectation's JSON as written (keys sorted), for reports
+  std::string flaw;  // the 2014 flaw it pins ("" if none)
 };
 
 struct Scenario {

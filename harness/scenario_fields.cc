@@ -87,7 +87,9 @@ std::vector<ObjectSpec> BuildSpecs() {
                "The replication manager's settings.",
                {Int("workers", 1, 1024, "concurrent syncs (default 5)"),
                 F("resync", T::kPositiveDuration, "full resync period (default 30s)"),
-                Int("burst_replicas", 1, kMaxReplicas, "most creates or deletes per sync (default 500)")}});
+                Int("burst_replicas", 1, kMaxReplicas, "most creates or deletes per sync (default 500)"),
+                Enum("kind", {"modern", "2014"},
+                     "which manager runs: the modern engine, or the 2014 baseline (default \"modern\")")}});
   s.push_back({"controller",
                "A replication controller.",
                {Req(F("name", T::kName, "unique in the scenario")),
@@ -234,7 +236,7 @@ std::vector<ObjectSpec> BuildSpecs() {
                {Req(F("for", T::kPositiveDuration, "how long"))}});
 
   s.push_back({"expectation",
-               "What must hold: exactly one kind per entry.",
+               "What must hold: exactly one kind per entry (and optionally the flaw it pins).",
                {Obj("converged", "converged", "running == desired within `within` after `after`"),
                 Obj("never_above", "never_above", "active pods never above a bound"),
                 Obj("never_below", "never_below", "ready pods never below a floor during a window"),
@@ -242,7 +244,8 @@ std::vector<ObjectSpec> BuildSpecs() {
                 Obj("condition", "condition", "a status condition of the controller (ReplicaFailure)"),
                 Obj("final", "final", "the state at the end"),
                 Obj("api_calls", "api_calls", "a budget of manager API calls"),
-                Obj("status_matches", "status_matches", "the controller's status equals what is observable")},
+                Obj("status_matches", "status_matches", "the controller's status equals what is observable"),
+                F("flaw", T::kString, "the 2014 flaw this expectation pins (scenarios/flaws)")},
                ObjectSpec::Shape::kOneKey});
   s.push_back({"converged",
                "The controller converges (running == desired) within `within` after `after`.",
@@ -412,8 +415,12 @@ json ObjectSchema(const ObjectSpec& o) {
     all_of.push_back({{"oneOf", one}});
   }
   if (o.shape == ObjectSpec::Shape::kOneKey) {
-    j["minProperties"] = 1;
-    j["maxProperties"] = 1;
+    // Exactly one of the object-valued keys (the kinds); the others annotate it.
+    json one = json::array();
+    for (const FieldSpec& f : o.fields) {
+      if (f.type == T::kObject) one.push_back({{"required", {std::string(f.key)}}});
+    }
+    all_of.push_back({{"oneOf", one}});
   }
   if (!all_of.empty()) j["allOf"] = all_of;
   return j;

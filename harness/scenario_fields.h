@@ -57,7 +57,7 @@ struct ObjectSpec {
   enum class Shape {
     kPlain,      // an object with the listed keys
     kOneAction,  // an event: the keys marked `action` hold its action, exactly one is given
-    kOneKey,     // an expectation: exactly one of the keys
+    kOneKey,     // an expectation: exactly one of the object-valued keys, plus any of the others
   };
   std::string_view name;
   std::string_view description;

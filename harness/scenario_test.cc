@@ -77,6 +77,37 @@ TEST(ScenarioTest, ParsesTheContractExample) {
   EXPECT_EQ(s.SettleTime(), seconds(30));
 }
 
+TEST(ScenarioTest, ManagerKindDefaultsToModernAndAccepts2014) {
+  Result<Scenario> d = ParseScenario(Minimal(), "t.json");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->manager.kind, "modern");
+  json doc = Minimal();
+  doc["manager"] = {{"kind", "2014"}};
+  Result<Scenario> old = ParseScenario(doc, "t.json");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->manager.kind, "2014");
+  doc["manager"] = {{"kind", 2014}};
+  EXPECT_THAT(ErrorOf(doc), HasSubstr("/manager/kind"));
+  doc["manager"] = {{"kind", "2015"}};
+  EXPECT_THAT(ErrorOf(doc), HasSubstr("/manager/kind"));
+}
+
+TEST(ScenarioTest, AnExpectationMayNameTheFlawItPins) {
+  json doc = Minimal();
+  doc["expect"] = json::parse(R"([{"final": {"controller": "web"}, "flaw": "first N deleted"}])");
+  Result<Scenario> s = ParseScenario(doc, "t.json");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->expect[0].kind, "final");
+  EXPECT_EQ(s->expect[0].flaw, "first N deleted");
+  doc["expect"] = json::parse(R"([{"flaw": "alone"}])");
+  EXPECT_THAT(ErrorOf(doc), HasSubstr("/expect/0: no expectation"));
+  doc["expect"] = json::parse(R"([{"final": {"controller": "web"}, "status_matches": {"controller": "web"},
+                                   "flaw": "x"}])");
+  EXPECT_THAT(ErrorOf(doc), HasSubstr("/expect/0: has 2 expectations"));
+  doc["expect"] = json::parse(R"([{"final": {"controller": "web"}, "flaw": 3}])");
+  EXPECT_THAT(ErrorOf(doc), HasSubstr("/expect/0/flaw"));
+}
+
 TEST(ScenarioTest, AppliesDocumentedDefaults) {
   Result<Scenario> r = ParseScenario(Minimal(), "m.json");
   ASSERT_TRUE(r.ok()) << r.status().ToString();

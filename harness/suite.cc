@@ -141,7 +141,9 @@ std::vector<RunResult> RunPlan(const std::vector<PlannedRun>& plan, int jobs, co
   std::mutex done_mu;
   auto worker = [&] {
     for (std::size_t i = next.fetch_add(1); i < plan.size(); i = next.fetch_add(1)) {
-      RunResult r = RunScenario(*plan[i].scenario, plan[i].seed, run_options);
+      RunOptions options = run_options;
+      if (!plan[i].manager.empty()) options.manager = plan[i].manager;
+      RunResult r = RunScenario(*plan[i].scenario, plan[i].seed, options);
       std::lock_guard<std::mutex> lock(done_mu);
       results[i] = std::move(r);
       if (on_done) on_done(i, results[i]);

@@ -41,6 +41,7 @@ struct PlannedRun {
   const Scenario* scenario = nullptr;
   uint64_t seed = 0;
   std::size_t index = 0;  // its place in the whole (unsharded) plan
+  std::string manager;    // RunOptions::manager for this run ("": the options' own)
 };
 
 // The plan indices shard `k` (1-based) of `n` runs: every run lands in exactly one shard, and every

@@ -9,6 +9,7 @@
 #include "harness/runner.h"
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
+#include "reports/manager_pairs.h"
 #include "reports/suite_stats.h"
 
 namespace rcsim {
@@ -319,6 +320,21 @@ svg text{font-size:11px;fill:#555}
          "</td><td>" + std::to_string(r.api_calls_total) + "</td></tr>\n";
   }
   h += "</table>\n";
+
+  if (std::vector<ManagerPair> pairs = PairManagers(results); !pairs.empty()) {
+    h += "<section class=\"managers\"><h2>Managers side by side</h2>\n<table class=\"managers\"><tr>"
+         "<th>scenario</th><th>seed</th><th>modern</th><th>2014</th><th>what the 2014 manager "
+         "failed</th></tr>\n";
+    for (const ManagerPair& p : pairs) {
+      const char* m = p.modern->passed ? "PASS" : "FAIL";
+      const char* o = p.old->passed ? "PASS" : "FAIL";
+      std::string failed;
+      for (const std::string& f : FailedExpectations(*p.old)) failed += "<code>" + XmlEscape(f) + "</code> ";
+      h += "<tr><td>" + XmlEscape(p.scenario) + "</td><td>" + std::to_string(p.seed) + "</td><td class=\"" +
+           m + "\">" + m + "</td><td class=\"" + o + "\">" + o + "</td><td>" + failed + "</td></tr>\n";
+    }
+    h += "</table>\n</section>\n";
+  }
 
   if (!options.comparisons.empty()) {
     h += "<section class=\"baseline\"><h2>" + XmlEscape(options.comparison_title) +

@@ -79,6 +79,8 @@ json RunResultToJson(const RunResult& r) {
   j["mode"] = r.mode;
   j["verdict"] = r.passed ? "PASS" : "FAIL";
   j["error"] = r.error;
+  j["manager_kind"] = r.manager_kind;
+  j["manager_from_flag"] = r.manager_from_flag;
   j["replay"] = ReplayCommandFor(r);
 
   json expectations = json::array(), convergence = json::array();

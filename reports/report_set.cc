@@ -58,6 +58,8 @@ Result<RunResult> RunResultFromJson(const json& j) {
     r.seed = j.at("seed").get<uint64_t>();
     r.tier = j.at("tier").get<std::string>();
     r.mode = j.value("mode", "sim");
+    r.manager_kind = j.value("manager_kind", "modern");
+    r.manager_from_flag = j.value("manager_from_flag", false);
     r.passed = j.at("verdict") == "PASS";
     r.error = j.at("error").get<std::string>();
     for (const json& e : j.at("expectations")) {

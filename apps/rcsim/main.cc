@@ -5,8 +5,9 @@
 //                     [--regression 1.2x] [--fail-on-regression]] [--events FILE] [--timeout D]
 //   rcsim run --real PATH... [--kubeconfig FILE [--context C]] [--report DIR] [--timeout D] ...
 //   rcsim run --compare PATH... [--report DIR]
+//   rcsim run PATH... [--manager modern|2014|both]
 //   rcsim report merge DIR... --out DIR
-//   rcsim replay FILE [--seed N]
+//   rcsim replay FILE [--seed N] [--manager modern|2014]
 //   rcsim validate PATH...
 //   rcsim schema
 //
@@ -41,6 +42,7 @@
 #include "reports/html_report.h"
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
+#include "reports/manager_pairs.h"
 #include "reports/report_set.h"
 #include "reports/suite_stats.h"
 #ifdef RCSIM_REAL_MODE
@@ -58,7 +60,8 @@ constexpr int kExitUsage = 2;
 const char kUsage[] =
     R"(usage: rcsim run PATH... [options]     run scenario files (folders are searched for *.json,
                                        *.yaml and *.yml)
-       rcsim replay FILE [--seed N]    run one scenario and print its full event trace
+       rcsim replay FILE [--seed N] [--manager M]
+                                       run one scenario and print its full event trace
                                        (FILE#RUN for one run of a matrix file)
        rcsim validate PATH...          parse and check scenario files without running them
        rcsim schema                    print the JSON Schema (draft 2020-12) of scenario files
@@ -82,6 +85,9 @@ run options:
   --fail-on-regression  exit 1 when a run regressed against the baseline
   --events FILE     write every run's world changes and manager actions as JSON Lines
   --timeout D       stop and fail a run after D of wall time (e.g. 5m)
+  --manager M       modern, 2014 or both: the manager to run instead of each scenario's manager.kind;
+                    both runs every scenario on each and shows the verdicts side by side (a flagged
+                    run of the other manager is named <scenario>.2014 or <scenario>.modern)
 
 real mode (docs/scenarios.md, "Real mode"):
   --real            run each scenario against real processes on the wall clock: etcd, the apiserver,
@@ -147,6 +153,7 @@ struct Args {
   std::string apiserver_binary;
   std::string controller_manager_binary;
   std::string etcd_binary = "/usr/bin/etcd";
+  std::string manager;  // "", "modern", "2014" or (run only) "both"
 };
 
 Args ParseArgs(const std::vector<std::string>& argv, bool replay) {
@@ -236,6 +243,12 @@ Args ParseArgs(const std::vector<std::string>& argv, bool replay) {
       a.controller_manager_binary = take();
     } else if (flag == "--etcd-binary" && !replay) {
       a.etcd_binary = take();
+    } else if (flag == "--manager") {
+      a.manager = take();
+      if (a.manager != "modern" && a.manager != "2014" && (replay || a.manager != "both")) {
+        throw UsageError{std::string("--manager: must be modern, 2014") + (replay ? "" : " or both") +
+                         ", got \"" + a.manager + "\""};
+      }
     } else if (flag == "--timeout") {
       std::string v = take();
       Result<Duration> d = ParseDuration(v);
@@ -406,6 +419,19 @@ int Run(const std::vector<std::string>& argv) {
   }
   Result<std::vector<PlannedRun>> full = PlanRuns(*scenarios, a.suite);
   if (!full.ok()) return Usage(full.status().message());
+  if (a.manager == "both") {
+    // Every run twice, side by side: the modern manager, then the 2014 one.
+    std::vector<PlannedRun> both;
+    for (const PlannedRun& p : *full) {
+      for (const char* kind : {"modern", "2014"}) {
+        PlannedRun q = p;
+        q.manager = kind;
+        q.index = both.size();
+        both.push_back(q);
+      }
+    }
+    *full = std::move(both);
+  }
   std::optional<ReportSet> baseline;
   if (!a.baseline_dir.empty()) {
     Result<ReportSet> b = ReadReportSet(a.baseline_dir);
@@ -435,6 +461,8 @@ int Run(const std::vector<std::string>& argv) {
   if (!a.kubeconfig.empty() && !a.real) return Usage("--kubeconfig: only with --real");
   if (!a.context.empty() && a.kubeconfig.empty()) return Usage("--context: only with --kubeconfig");
   if (a.real && a.compare) return Usage("--real and --compare: give one (--compare runs both modes)");
+  if (!a.manager.empty() && (a.real || a.compare))
+    return Usage("--manager: only in the simulation (real mode runs the controller-manager)");
 #ifdef RCSIM_REAL_MODE
   RealRunOptions real_options;
   if (a.real || a.compare) {
@@ -478,6 +506,7 @@ int Run(const std::vector<std::string>& argv) {
   RunOptions run_options;
   run_options.keep_trace = !a.events_file.empty();
   run_options.wall_timeout_seconds = a.timeout_seconds;
+  if (a.manager != "both") run_options.manager = a.manager;
   std::ofstream events;
   if (!a.events_file.empty()) {
     events.open(a.events_file, std::ios::binary | std::ios::trunc);
@@ -540,6 +569,17 @@ int Run(const std::vector<std::string>& argv) {
       std::cout << "swarm " << SwarmLine(s) << "\n";
       for (std::size_t i = 0; i < s.failing_seeds.size(); ++i)
         std::cout << "    replay: " << s.replay[i] << "\n";
+    }
+  }
+  const std::vector<ManagerPair> pairs = PairManagers(results);
+  if (a.manager == "both") {
+    std::cout << "managers side by side (modern | 2014):\n";
+    for (const ManagerPair& p : pairs) {
+      std::cout << "  " << p.scenario << "  seed=" << p.seed << "  modern "
+                << (p.modern->passed ? "PASS" : "FAIL") << "  2014 " << (p.old->passed ? "PASS" : "FAIL");
+      std::vector<std::string> f = FailedExpectations(*p.old);
+      for (std::size_t i = 0; i < f.size(); ++i) std::cout << (i == 0 ? "  (2014 failed: " : "; ") << f[i];
+      std::cout << (f.empty() ? "" : ")") << "\n";
     }
   }
   HtmlOptions html;
@@ -639,6 +679,10 @@ int Run(const std::vector<std::string>& argv) {
           << nlohmann::json{{"runs", cmp}}.dump(2) << "\n";
     }
 #endif
+    if (!pairs.empty()) {
+      std::ofstream(std::filesystem::path(a.report_dir) / "managers.json")
+          << ManagerPairsToJson(pairs).dump(2) << "\n";
+    }
   }
   std::string summary =
       std::to_string(results.size() - failed) + " passed, " + std::to_string(failed) + " failed";
@@ -763,6 +807,7 @@ int Replay(const std::vector<std::string>& argv) {
   }
   RunOptions options;
   options.keep_trace = true;
+  options.manager = a.manager;
   options.wall_timeout_seconds = a.timeout_seconds;
   RunResult r = RunScenario(*s, a.suite.seed.value_or(s->seed), options);
   std::cout << "# " << s->name << " seed=" << r.seed << " (virtual time in seconds, actor, event)\n";

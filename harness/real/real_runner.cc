@@ -824,6 +824,9 @@ std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_clust
         "real mode cannot set it (the controller-manager has no flag for it; it uses " +
             std::to_string(ManagerConfig{}.burst_replicas) + ")");
   }
+  if (s.manager.kind != "modern") {
+    add("/manager/kind", "the " + s.manager.kind + " manager runs only in the simulation");
+  }
   for (std::size_t i = 0; i < s.events.size(); ++i) {
     const ScenarioEvent& e = s.events[i];
     const std::string pointer = "/events/" + std::to_string(i) + "/" + e.kind;
