@@ -6,6 +6,7 @@
 //   rcsim run --real PATH... [--kubeconfig FILE [--context C]] [--report DIR] [--timeout D] ...
 //   rcsim run --compare PATH... [--report DIR]
 //   rcsim run PATH... [--manager modern|2014|both]
+//   rcsim explore FILE... [--manager modern|2014] [--runs N] [--seed S] [--jobs N] [--out DIR]
 //   rcsim report merge DIR... --out DIR
 //   rcsim replay FILE [--seed N] [--manager modern|2014]
 //   rcsim validate PATH...
@@ -34,6 +35,7 @@
 #include <vector>
 
 #include "harness/duration.h"
+#include "harness/explore.h"
 #include "harness/runner.h"
 #include "harness/scenario.h"
 #include "harness/scenario_expand.h"
@@ -63,6 +65,8 @@ const char kUsage[] =
        rcsim replay FILE [--seed N] [--manager M]
                                        run one scenario and print its full event trace
                                        (FILE#RUN for one run of a matrix file)
+       rcsim explore FILE... [options] run perturbed copies of each scenario (faults placed at the
+                                       manager's syncs) and write minimised failing ones to --out
        rcsim validate PATH...          parse and check scenario files without running them
        rcsim schema                    print the JSON Schema (draft 2020-12) of scenario files
        rcsim convert FILE              print a JSON scenario file as YAML (same scenario, same runs)
@@ -101,6 +105,9 @@ real mode (docs/scenarios.md, "Real mode"):
                     the programs real mode starts (default: beside rcsim in the build tree, /usr/bin/etcd)
 
   rcsim report merge DIR... --out DIR   join shard reports into one (JSON, JUnit, HTML)
+
+explore options: --manager modern|2014, --runs N (default 100), --seed S (default 1), --max-faults N
+  (default 2), --jobs N, --out DIR (minimised failing scenarios, replayable with rcsim run)
 
 Exit status: 0 if every run passed, 1 if any failed, 2 on bad input or usage
 (validate: 0 if every file is valid, 2 otherwise).
@@ -793,6 +800,55 @@ int Report(const std::vector<std::string>& argv) {
   return failed == 0 ? kExitPass : kExitFail;
 }
 
+// rcsim explore FILE... [--manager M] [--runs N] [--seed S] [--max-faults N] [--jobs N] [--out DIR]
+int ExploreCommand(const std::vector<std::string>& argv) {
+  ExploreOptions o;
+  o.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    if (arg.rfind("--", 0) != 0) {
+      files.push_back(arg);
+      continue;
+    }
+    if (i + 1 >= argv.size()) throw UsageError{arg + ": missing value"};
+    const std::string v = argv[++i];
+    if (arg == "--manager") {
+      if (v != "modern" && v != "2014")
+        throw UsageError{"--manager: must be modern or 2014, got \"" + v + "\""};
+      o.manager = v;
+    } else if (arg == "--runs") {
+      o.runs = static_cast<int>(ParseUint(arg, v, 1, 10'000'000));
+    } else if (arg == "--seed") {
+      o.seed = ParseUint(arg, v, 0, UINT64_MAX);
+    } else if (arg == "--max-faults") {
+      o.max_faults = static_cast<int>(ParseUint(arg, v, 1, 16));
+    } else if (arg == "--jobs") {
+      o.jobs = static_cast<int>(ParseUint(arg, v, 1, 1024));
+    } else if (arg == "--out") {
+      o.out_dir = v;
+    } else {
+      throw UsageError{"unknown option " + arg + " for explore"};
+    }
+  }
+  if (files.empty()) return Usage("explore: no scenario file given");
+  int found = 0;
+  for (const std::string& f : files) {
+    Result<ExploreResult> r = Explore(f, o, &std::cout);
+    if (!r.ok()) {
+      std::cerr << r.status().message() << "\n";
+      return kExitUsage;
+    }
+    found += static_cast<int>(r->findings.size());
+    char rate[64];
+    std::snprintf(rate, sizeof(rate), "%.1f", r->wall_seconds > 0 ? r->runs / r->wall_seconds : 0.0);
+    std::cout << "explore " << r->scenario << ": " << r->runs << " runs, " << r->distinct_traces
+              << " distinct traces, " << r->failing << " failing, " << r->findings.size()
+              << " distinct failures, " << rate << " runs/s\n";
+  }
+  return found > 0 ? kExitFail : kExitPass;
+}
+
 int Replay(const std::vector<std::string>& argv) {
   Args a = ParseArgs(argv, /*replay=*/true);
   if (a.help) {
@@ -905,6 +961,7 @@ int Main(int argc, char** argv) {
   try {
     if (command == "run") return Run(args);
     if (command == "replay") return Replay(args);
+    if (command == "explore") return ExploreCommand(args);
     if (command == "validate") return Validate(args);
     if (command == "schema") return Schema(args);
     if (command == "convert") return Convert(args);
