@@ -35,6 +35,7 @@
 #include "backends/etcd/etcd_store.h"
 #include "backends/http/status_server.h"
 #include "backends/http/thread_executor.h"
+#include "backends/httpclient/client_flags.h"
 #include "backends/httpclient/http_api_client.h"
 #include "backends/httpclient/http_event_sink.h"
 #include "backends/httpclient/kubeconfig.h"
@@ -45,6 +46,7 @@
 #include "cluster/pod_gc.h"
 #include "cluster/scheduler.h"
 #include "engine/event_recorder.h"
+#include "engine/go_duration.h"
 #include "engine/leader_elector.h"
 #include "engine/log.h"
 #include "engine/replication_manager.h"
@@ -91,48 +93,6 @@ struct Flags {
   NodeLifecycleOptions node_lifecycle;
   PodGcOptions pod_gc;
 };
-
-// A Go duration as kube-controller-manager's flags take them: "15s", "500ms", "1m30s", "2h".
-std::optional<Duration> ParseGoDuration(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  if (s == "0") return Duration::zero();
-  Duration total{0};
-  while (!s.empty()) {
-    size_t i = 0;
-    double v = 0;
-    bool digits = false;
-    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.'))
-      ++i, digits = true;
-    if (!digits) return std::nullopt;
-    try {
-      v = std::stod(std::string(s.substr(0, i)));
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-    size_t j = i;
-    while (j < s.size() && std::isalpha(static_cast<unsigned char>(s[j]))) ++j;
-    const std::string_view unit = s.substr(i, j - i);
-    double ns = 0;
-    if (unit == "ns")
-      ns = 1;
-    else if (unit == "us")
-      ns = 1e3;
-    else if (unit == "ms")
-      ns = 1e6;
-    else if (unit == "s")
-      ns = 1e9;
-    else if (unit == "m")
-      ns = 60e9;
-    else if (unit == "h")
-      ns = 3600e9;
-    else
-      return std::nullopt;
-    if (v * ns > 1e18) return std::nullopt;
-    total += Duration(static_cast<int64_t>(v * ns));
-    s.remove_prefix(j);
-  }
-  return total;
-}
 
 bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
   po::options_description desc("controller-manager options");
@@ -268,19 +228,6 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
   return true;
 }
 
-Result<std::string> ReadToken(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status(Code::kNotFound, "cannot read token file " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string token = ss.str();
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
-    token.pop_back();
-  }
-  if (token.empty()) return Status(Code::kInvalid, "token file " + path + " is empty");
-  return token;
-}
-
 // Log lines to stderr: info and above, debug too at --v >= 4. Thread-safe.
 class StderrLogger final : public Logger {
  public:
@@ -335,49 +282,24 @@ int Main(int argc, char** argv) {
 
   // Where the API server is, as kube-controller-manager decides: --kubeconfig (with --master
   // overriding its server), else --master/--apiserver, else the in-cluster service account.
-  ClientConfig client_config;
-  client_config.server = flags.apiserver;
-  client_config.source = "--apiserver";
-  if (!flags.kubeconfig.empty()) {
-    Result<ClientConfig> loaded = LoadKubeconfig(flags.kubeconfig, flags.context);
-    if (!loaded.ok()) {
-      std::cerr << "controller-manager: " << loaded.status().message() << "\n";
-      return 2;
-    }
-    client_config = std::move(loaded).value();
-    if (!flags.master.empty()) client_config.server = flags.master;
-  } else if (!flags.server_given) {
-    if (Result<ClientConfig> in_cluster = InClusterConfig(); in_cluster.ok()) {
-      client_config = std::move(in_cluster).value();
-    } else if (in_cluster.status().code() != Code::kNotFound ||
-               std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) {
-      std::cerr << "controller-manager: in-cluster config: " << in_cluster.status().message() << "\n";
-      return 2;
-    }
+  ApiServerFlags server_flags;
+  server_flags.apiserver = flags.apiserver;
+  server_flags.master = flags.master;
+  server_flags.server_given = flags.server_given;
+  server_flags.kubeconfig = flags.kubeconfig;
+  server_flags.context = flags.context;
+  server_flags.token_file = flags.token_file;
+  Result<ClientConfig> resolved = ResolveClientConfig(server_flags);
+  if (!resolved.ok()) {
+    std::cerr << "controller-manager: " << resolved.status().message() << "\n";
+    return 2;
   }
+  const ClientConfig client_config = std::move(resolved).value();
   flags.apiserver = client_config.server;
-  HttpApiClientOptions api_options;
-  api_options.base_url = client_config.server;
+  HttpApiClientOptions api_options = ClientOptionsFor(client_config);
   api_options.max_connections = flags.api_connections;
-  api_options.bearer_token = client_config.token;
-  api_options.tls.ca_file = client_config.ca_file;
-  api_options.tls.ca_data = client_config.ca_data;
-  api_options.tls.cert_file = client_config.client_cert_file;
-  api_options.tls.cert_data = client_config.client_cert_data;
-  api_options.tls.key_file = client_config.client_key_file;
-  api_options.tls.key_data = client_config.client_key_data;
-  api_options.tls.insecure_skip_verify = client_config.insecure_skip_tls_verify;
-  api_options.tls.server_name = client_config.tls_server_name;
   api_options.qps = flags.kube_api_qps;
   api_options.burst = flags.kube_api_burst;
-  if (!flags.token_file.empty()) {
-    Result<std::string> token = ReadToken(flags.token_file);
-    if (!token.ok()) {
-      std::cerr << "controller-manager: " << token.status().message() << "\n";
-      return 2;
-    }
-    api_options.bearer_token = *token;
-  }
 
   // The 2014 mode when --etcd_servers is given: controllers from etcd. Otherwise (the default) through
   // the API, like pods.
