@@ -51,8 +51,8 @@ struct Flags {
 bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
   f->server.apiserver = "http://127.0.0.1:8080";
   po::options_description desc("node-agent options");
-  desc.add_options()("help,h", "show this help")(
-      "node-name", po::value(&f->node_name), "name of this node (required)")(
+  desc.add_options()("help,h", "show this help")("node-name", po::value(&f->node_name),
+                                                 "name of this node (required)")(
       "root-dir", po::value(&f->root_dir),
       "directory for the containers' state, logs and working directories (required; kept across "
       "restarts: an agent restarted on it re-adopts its processes)")(
@@ -61,16 +61,18 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
       "context", po::value(&f->server.context), "kubeconfig context to use instead of current-context")(
       "apiserver", po::value(&f->server.apiserver)->default_value(f->server.apiserver),
       "API server base URL (without --kubeconfig)")(
-      "master", po::value(&f->server.master), "the API server's address; overrides --apiserver and the kubeconfig's")(
+      "master", po::value(&f->server.master),
+      "the API server's address; overrides --apiserver and the kubeconfig's")(
       "token-file", po::value(&f->server.token_file), "file holding the API server's bearer token")(
       "max-pods", po::value(&f->max_pods)->default_value(f->max_pods),
       "pods this node runs at most (its status.capacity.pods)")(
       "node-status-update-frequency", po::value(&f->status_frequency)->default_value(f->status_frequency),
       "heartbeat interval (Go duration); keep it well below the controller-manager's "
-      "--node-monitor-grace-period")("orphan-grace", po::value(&f->orphan_grace)->default_value(f->orphan_grace),
+      "--node-monitor-grace-period")("orphan-grace",
+                                     po::value(&f->orphan_grace)->default_value(f->orphan_grace),
                                      "grace period (SIGTERM to SIGKILL) for re-adopted processes whose pods "
-                                     "are gone")(
-      "node-ip", po::value(&f->node_ip)->default_value(f->node_ip), "the node's InternalIP (status.hostIP)")(
+                                     "are gone")("node-ip", po::value(&f->node_ip)->default_value(f->node_ip),
+                                                 "the node's InternalIP (status.hostIP)")(
       "v", po::value(&f->verbosity)->default_value(f->verbosity),
       "log verbosity: 0 problems only, 1 pod and container events");
   po::variables_map vm;
@@ -97,8 +99,8 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
   }
   std::optional<Duration> freq = ParseGoDuration(f->status_frequency);
   if (!freq || *freq <= Duration::zero()) {
-    std::cerr << "node-agent: --node-status-update-frequency: not a positive duration: \"" << f->status_frequency
-              << "\" (e.g. 10s, 500ms)\n";
+    std::cerr << "node-agent: --node-status-update-frequency: not a positive duration: \""
+              << f->status_frequency << "\" (e.g. 10s, 500ms)\n";
     return false;
   }
   f->heartbeat_interval = *freq;

@@ -17,12 +17,12 @@
 namespace rcsim {
 
 struct ApiServerFlags {
-  std::string apiserver;        // --apiserver (its default when not given)
-  std::string master;           // --master: overrides --apiserver and the kubeconfig's server
-  bool server_given = false;    // --apiserver or --master was on the command line
-  std::string kubeconfig;       // --kubeconfig
-  std::string context;          // --context
-  std::string token_file;       // --token-file
+  std::string apiserver;      // --apiserver (its default when not given)
+  std::string master;         // --master: overrides --apiserver and the kubeconfig's server
+  bool server_given = false;  // --apiserver or --master was on the command line
+  std::string kubeconfig;     // --kubeconfig
+  std::string context;        // --context
+  std::string token_file;     // --token-file
   std::string in_cluster_root = "/var/run/secrets/kubernetes.io/serviceaccount";
 };
 

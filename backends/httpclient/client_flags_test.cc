@@ -25,9 +25,12 @@ class ClientFlagsTest : public ::testing::Test {
     return path;
   }
   std::string Kubeconfig(const std::string& server) {
-    return Write("config", "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n"
-                           "    server: " + server + "\nusers:\n- name: u\n  user:\n    token: from-config\n"
-                           "contexts:\n- name: c\n  context: {cluster: k, user: u}\n");
+    return Write("config",
+                 "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n"
+                 "    server: " +
+                     server +
+                     "\nusers:\n- name: u\n  user:\n    token: from-config\n"
+                     "contexts:\n- name: c\n  context: {cluster: k, user: u}\n");
   }
   std::filesystem::path dir_;
   ApiServerFlags flags_;

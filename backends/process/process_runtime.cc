@@ -81,7 +81,9 @@ size_t FormatInt(int v, char* out) {  // v >= 0
   while (waitpid(child, &status, 0) < 0) {
     if (errno != EINTR) _exit(125);
   }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255;
+  const int code = WIFEXITED(status)     ? WEXITSTATUS(status)
+                   : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                         : 255;
   char buf[24];
   const size_t n = FormatInt(code, buf);
   const int fd = open(exit_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -200,7 +202,8 @@ Result<std::unique_ptr<ProcessRuntime>> ProcessRuntime::Open(ProcessRuntimeOptio
 Status ProcessRuntime::Init() {
   std::error_code ec;
   fs::create_directories(fs::path(options_.root_dir) / "containers", ec);
-  if (ec) return Status(Code::kInvalid, "cannot create " + options_.root_dir + "/containers: " + ec.message());
+  if (ec)
+    return Status(Code::kInvalid, "cannot create " + options_.root_dir + "/containers: " + ec.message());
   fs::create_directories(fs::path(options_.root_dir) / "pods", ec);
   if (ec) return Status(Code::kInvalid, "cannot create " + options_.root_dir + "/pods: " + ec.message());
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
@@ -215,7 +218,8 @@ Status ProcessRuntime::Init() {
   std::snprintf(prefix, sizeof prefix, "%08x", rd());
   id_prefix_ = prefix;
   std::vector<std::string> states;
-  for (const fs::directory_entry& e : fs::directory_iterator(fs::path(options_.root_dir) / "containers", ec)) {
+  for (const fs::directory_entry& e :
+       fs::directory_iterator(fs::path(options_.root_dir) / "containers", ec)) {
     if (e.path().extension() == ".json") states.push_back(e.path().string());
   }
   std::sort(states.begin(), states.end());
@@ -507,7 +511,8 @@ void ProcessRuntime::Stop(const std::string& id, Duration grace, Callback<Status
   Container& c = it->second;
   c.stop_waiters.push_back(std::move(done));
   const auto now = SteadyClock::now();
-  const auto kill_at = now + std::chrono::duration_cast<SteadyClock::duration>(std::max(grace, Duration::zero()));
+  const auto kill_at =
+      now + std::chrono::duration_cast<SteadyClock::duration>(std::max(grace, Duration::zero()));
   if (grace <= Duration::zero()) {
     kill(-c.info.pid, SIGKILL);
     c.kill_at.reset();

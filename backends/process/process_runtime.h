@@ -54,8 +54,8 @@
 namespace rcsim {
 
 struct ProcessRuntimeOptions {
-  std::string root_dir;                  // created if missing
-  Executor* executor = nullptr;          // not owned; where callbacks run; must outlive the runtime
+  std::string root_dir;          // created if missing
+  Executor* executor = nullptr;  // not owned; where callbacks run; must outlive the runtime
   std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";  // containers' PATH
 };
 
@@ -115,8 +115,8 @@ class ProcessRuntime final : public Runtime {
   void Adopt(const std::string& state_path);
   Status Spawn(const ContainerConfig& config, Container* c, std::string* error);
   Status WriteState(const Container& c) const;
-  void Watch(const std::string& id, Container& c);  // mu_ held
-  void OnPidfdReady(int fd);                        // mu_ held
+  void Watch(const std::string& id, Container& c);                    // mu_ held
+  void OnPidfdReady(int fd);                                          // mu_ held
   void Finish(const std::string& id, int exit_code, bool seen_live);  // mu_ held
   void MonitorLoop();
   void Wake();
@@ -128,11 +128,11 @@ class ProcessRuntime final : public Runtime {
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   mutable std::mutex mu_;
-  ExitListener listener_;                      // guarded by mu_
+  ExitListener listener_;                     // guarded by mu_
   std::map<std::string, Container> running_;  // by id; guarded by mu_
-  std::map<int, std::string> by_fd_;           // pidfd -> id; guarded by mu_
-  bool stopping_ = false;                      // guarded by mu_
-  uint64_t next_id_ = 0;                       // guarded by mu_
+  std::map<int, std::string> by_fd_;          // pidfd -> id; guarded by mu_
+  bool stopping_ = false;                     // guarded by mu_
+  uint64_t next_id_ = 0;                      // guarded by mu_
   std::string id_prefix_;
   std::thread monitor_;
 };

@@ -160,8 +160,8 @@ TEST_F(ProcessRuntimeTest, KilledProcessReports128PlusTheSignal) {
 
 TEST_F(ProcessRuntimeTest, StopSendsSigtermToTheWholeGroup) {
   // The shell traps TERM; its background sleep (same group) dies of it.
-  Result<std::string> id =
-      StartSync(Config("a", {"sh", "-c", "trap 'echo term; exit 0' TERM; sleep 30 & echo $! > sleep.pid; wait"}));
+  Result<std::string> id = StartSync(
+      Config("a", {"sh", "-c", "trap 'echo term; exit 0' TERM; sleep 30 & echo $! > sleep.pid; wait"}));
   ASSERT_TRUE(id.ok());
   const ProcessInfo info = *Info(*id);
   const std::string pid_file = root_ + "/pods/default_a_uid-a/main/work/sleep.pid";
@@ -255,9 +255,9 @@ TEST_F(ProcessRuntimeTest, AContainerThatExitedWhileNoAgentRanIsStartedAfresh) {
 TEST_F(ProcessRuntimeTest, APidWithADifferentStartTimeIsNotAdopted) {
   // A state file naming a live process (this test) with another start time: a recycled pid.
   const uint64_t mine = *ProcessRuntime::ProcessStartTime(getpid());
-  nlohmann::json j = {{"id", "old-1"},          {"pod_uid", "uid-x"},      {"container_name", "main"},
-                      {"pid", getpid()},        {"start_ticks", mine + 1}, {"shim_pid", getpid()},
-                      {"shim_start_ticks", mine + 1}};
+  nlohmann::json j = {
+      {"id", "old-1"},           {"pod_uid", "uid-x"},   {"container_name", "main"},    {"pid", getpid()},
+      {"start_ticks", mine + 1}, {"shim_pid", getpid()}, {"shim_start_ticks", mine + 1}};
   runtime_.reset();
   std::ofstream(root_ + "/containers/old-1.json") << j.dump();
   Open();

@@ -231,17 +231,19 @@ class ClusterE2eTest : public ::testing::Test {
     ASSERT_TRUE(client.ok()) << client.status().ToString();
     client_ = std::move(client).value();
     kubeconfig_ = dir_ + "/kubeconfig";
-    std::ofstream(kubeconfig_) << "apiVersion: v1\nkind: Config\nclusters:\n- name: e2e\n  cluster:\n    server: "
-                               << apiserver_->url()
-                               << "\nusers:\n- name: e2e\n  user: {}\ncontexts:\n- name: e2e\n  context: "
-                                  "{cluster: e2e, user: e2e}\ncurrent-context: e2e\n";
+    std::ofstream(kubeconfig_)
+        << "apiVersion: v1\nkind: Config\nclusters:\n- name: e2e\n  cluster:\n    server: "
+        << apiserver_->url()
+        << "\nusers:\n- name: e2e\n  user: {}\ncontexts:\n- name: e2e\n  context: "
+           "{cluster: e2e, user: e2e}\ncurrent-context: e2e\n";
 
-    std::vector<std::string> cm = {cm_binary, "--kubeconfig", kubeconfig_, "--port=0",
-                                   "--leader-elect=false", "--resync=5"};
+    std::vector<std::string> cm = {cm_binary,  "--kubeconfig",         kubeconfig_,
+                                   "--port=0", "--leader-elect=false", "--resync=5"};
     if (cm_has_controllers_) {
       // Shortened node lifecycle: a node silent for 4 s is unreachable, its pods evicted 2 s later.
       cm.insert(cm.end(), {"--node-monitor-grace-period=4s", "--pod-eviction-timeout=2s"});
-      if (cm_help.find("--node-monitor-period") != std::string::npos) cm.push_back("--node-monitor-period=1s");
+      if (cm_help.find("--node-monitor-period") != std::string::npos)
+        cm.push_back("--node-monitor-period=1s");
     }
     manager_ = std::make_unique<Daemon>(cm, dir_ + "/controller-manager.log");
     ASSERT_TRUE(manager_->WaitForLog("controller-manager running")) << manager_->Log();
@@ -254,7 +256,8 @@ class ClusterE2eTest : public ::testing::Test {
     ASSERT_TRUE(Eventually([&] { return ReadyNodes().size() == kNodes; })) << "nodes never became Ready";
     std::cout << "[timing] cluster up (etcd, apiserver, controller-manager, " << kNodes
               << " node agents Ready): " << SecondsSince(t0) << " s"
-              << (cm_has_controllers_ ? "" : " (controller-manager without --controllers: the test binds pods)")
+              << (cm_has_controllers_ ? ""
+                                      : " (controller-manager without --controllers: the test binds pods)")
               << std::endl;
   }
 
@@ -278,9 +281,14 @@ class ClusterE2eTest : public ::testing::Test {
   }
 
   std::vector<std::string> AgentArgs(int i) const {
-    return {RCSIM_NODE_AGENT_BINARY,         "--kubeconfig", kubeconfig_,
-            "--node-name",                   NodeName(i),    "--root-dir",
-            dir_ + "/" + NodeName(i),        "--node-status-update-frequency=1s",
+    return {RCSIM_NODE_AGENT_BINARY,
+            "--kubeconfig",
+            kubeconfig_,
+            "--node-name",
+            NodeName(i),
+            "--root-dir",
+            dir_ + "/" + NodeName(i),
+            "--node-status-update-frequency=1s",
             "--orphan-grace=5s"};
   }
   static std::string NodeName(int i) { return "node-" + std::to_string(i); }
@@ -436,11 +444,14 @@ TEST_F(ClusterE2eTest, PodsRunAsProcessesRestartOnKillStopOnDeleteAndSurviveAnAg
         const auto now = LiveProcesses();
         auto it = now.find(victim.pod_name);
         return IsReady(*p) && !p->status.container_statuses.empty() &&
-               p->status.container_statuses[0].restart_count == 1 && it != now.end() && it->second.pid != victim.pid;
+               p->status.container_statuses[0].restart_count == 1 && it != now.end() &&
+               it->second.pid != victim.pid;
       }
       return false;
-    })) << "pod " << victim.pod_name << " was not restarted";
-    std::cout << "[timing] SIGKILLed container restarted and Ready again: " << SecondsSince(t0) << " s" << std::endl;
+    })) << "pod "
+        << victim.pod_name << " was not restarted";
+    std::cout << "[timing] SIGKILLed container restarted and Ready again: " << SecondsSince(t0) << " s"
+              << std::endl;
     EXPECT_EQ(Pods().size(), 5u);  // restarted in place, not replaced
   }
 
@@ -451,8 +462,10 @@ TEST_F(ClusterE2eTest, PodsRunAsProcessesRestartOnKillStopOnDeleteAndSurviveAnAg
     const auto t0 = SteadyClock::now();
     Kubectl("delete pod " + victim.pod_name + " --wait=false");
     ASSERT_TRUE(Eventually([&] { return !StartTicks(victim.pid).has_value(); })) << "process survived";
-    EXPECT_TRUE(Eventually([&] { return ReadFile(victim.stdout_path).find("got SIGTERM") != std::string::npos; }))
-        << victim.stdout_path << ": " << ReadFile(victim.stdout_path);
+    EXPECT_TRUE(Eventually([&] {
+      return ReadFile(victim.stdout_path).find("got SIGTERM") != std::string::npos;
+    })) << victim.stdout_path
+        << ": " << ReadFile(victim.stdout_path);
     ASSERT_TRUE(Eventually([&] {
       if (!FiveReadyWithProcesses()) return false;
       for (const PodPtr& p : Pods()) {
@@ -460,8 +473,8 @@ TEST_F(ClusterE2eTest, PodsRunAsProcessesRestartOnKillStopOnDeleteAndSurviveAnAg
       }
       return true;
     })) << "no replacement";
-    std::cout << "[timing] kubectl delete pod to SIGTERMed, deleted and replaced (5 Ready): " << SecondsSince(t0)
-              << " s" << std::endl;
+    std::cout << "[timing] kubectl delete pod to SIGTERMed, deleted and replaced (5 Ready): "
+              << SecondsSince(t0) << " s" << std::endl;
   }
 
   // SIGTERM of an agent leaves its pods running; restarted on the same root dir it re-adopts them.
@@ -474,7 +487,8 @@ TEST_F(ClusterE2eTest, PodsRunAsProcessesRestartOnKillStopOnDeleteAndSurviveAnAg
       if (p.node == NodeName(node)) on_node[name] = p.pid;
     }
     std::map<std::string, int32_t> restarts;
-    for (const PodPtr& p : Pods()) restarts[p->metadata.name] = p->status.container_statuses.at(0).restart_count;
+    for (const PodPtr& p : Pods())
+      restarts[p->metadata.name] = p->status.container_statuses.at(0).restart_count;
     ASSERT_FALSE(on_node.empty());
     ASSERT_EQ(agents_[node]->Terminate(), 0) << agents_[node]->Log();
     for (const auto& [name, pid] : on_node) {
@@ -495,14 +509,16 @@ TEST_F(ClusterE2eTest, PodsRunAsProcessesRestartOnKillStopOnDeleteAndSurviveAnAg
     }
     for (const PodPtr& p : Pods()) {
       if (on_node.count(p->metadata.name)) {
-        EXPECT_EQ(p->status.container_statuses.at(0).restart_count, restarts[p->metadata.name]) << p->metadata.name;
+        EXPECT_EQ(p->status.container_statuses.at(0).restart_count, restarts[p->metadata.name])
+            << p->metadata.name;
       }
     }
   }
 }
 
 TEST_F(ClusterE2eTest, AKilledAgentsPodsAreEvictedAndRunElsewhere) {
-  if (!cm_has_controllers_) GTEST_SKIP() << "controller-manager has no --controllers (no node lifecycle controller)";
+  if (!cm_has_controllers_)
+    GTEST_SKIP() << "controller-manager has no --controllers (no node lifecycle controller)";
   CreateRcAndWaitForFive();
   const auto before = LiveProcesses();
   // The node with the most pods.
@@ -527,12 +543,14 @@ TEST_F(ClusterE2eTest, AKilledAgentsPodsAreEvictedAndRunElsewhere) {
       },
       60s))
       << "pods of " << NodeName(node) << " were not evicted";
-  std::cout << "[timing] agent SIGKILL to its " << evicted.size() << " pod(s) evicted: " << SecondsSince(t0) << " s"
-            << std::endl;
+  std::cout << "[timing] agent SIGKILL to its " << evicted.size() << " pod(s) evicted: " << SecondsSince(t0)
+            << " s" << std::endl;
   ASSERT_TRUE(Eventually([&] { return FiveReadyWithProcesses({NodeName(node)}); }, 60s));
-  std::cout << "[timing] agent SIGKILL to 5 Ready on the other nodes: " << SecondsSince(t0) << " s" << std::endl;
+  std::cout << "[timing] agent SIGKILL to 5 Ready on the other nodes: " << SecondsSince(t0) << " s"
+            << std::endl;
 
-  // The dead agent's processes still run on the host; restarted, the agent finishes the evictions and stops them.
+  // The dead agent's processes still run on the host; restarted, the agent finishes the evictions and stops
+  // them.
   for (const auto& [name, p] : before) {
     if (evicted.count(name)) {
       EXPECT_TRUE(StartTicks(p.pid).has_value()) << name;
@@ -569,8 +587,8 @@ TEST_F(ClusterE2eTest, DeletingTheRcCascadesOrOrphans) {
       }
       return true;
     })) << "orphaning did not complete";
-    std::cout << "[timing] kubectl delete rc --cascade=orphan to 5 ownerless pods: " << SecondsSince(t0) << " s"
-              << std::endl;
+    std::cout << "[timing] kubectl delete rc --cascade=orphan to 5 ownerless pods: " << SecondsSince(t0)
+              << " s" << std::endl;
     const auto after = LiveProcesses();
     EXPECT_EQ(after.size(), 5u);
     for (const auto& [name, p] : before) {
@@ -593,7 +611,8 @@ TEST_F(ClusterE2eTest, DeletingTheRcCascadesOrOrphans) {
     Kubectl("delete rc sleep --wait=false");
     ASSERT_TRUE(Eventually([&] { return !Rc() && Pods().empty() && LiveProcesses().empty(); }, 60s))
         << Pods().size() << " pods, " << LiveProcesses().size() << " processes left";
-    std::cout << "[timing] kubectl delete rc to no pods and no processes: " << SecondsSince(t0) << " s" << std::endl;
+    std::cout << "[timing] kubectl delete rc to no pods and no processes: " << SecondsSince(t0) << " s"
+              << std::endl;
   }
 }
 
