@@ -203,9 +203,7 @@ int Main(int argc, char** argv) {
     std::cerr << "node-agent: " << config.status().message() << "\n";
     return 2;
   }
-  HttpApiClientOptions api_options;
-  api_options.base_url = config->server;
-  api_options.bearer_token = config->token;
+  HttpApiClientOptions api_options = ClientOptionsFor(*config);
   api_options.max_connections = 8;
   Result<std::unique_ptr<HttpApiClient>> http = HttpApiClient::Create(api_options);
   if (!http.ok()) {
