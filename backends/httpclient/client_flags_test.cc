@@ -71,11 +71,12 @@ TEST_F(ClientFlagsTest, ClearErrors) {
 
 TEST_F(ClientFlagsTest, HttpsKubeconfigGivesTheClientItsTlsSettings) {
   flags_.kubeconfig =
-      Write("config", "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n"
-                      "    server: https://10.1.1.1:6443\n    certificate-authority: /etc/ca.crt\n"
-                      "    tls-server-name: api.example\nusers:\n- name: u\n  user:\n    token: t\n"
-                      "    client-certificate: /etc/client.crt\n    client-key: /etc/client.key\n"
-                      "contexts:\n- name: c\n  context: {cluster: k, user: u}\n");
+      Write("config",
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n"
+            "    server: https://10.1.1.1:6443\n    certificate-authority: /etc/ca.crt\n"
+            "    tls-server-name: api.example\nusers:\n- name: u\n  user:\n    token: t\n"
+            "    client-certificate: /etc/client.crt\n    client-key: /etc/client.key\n"
+            "contexts:\n- name: c\n  context: {cluster: k, user: u}\n");
   Result<ClientConfig> c = ResolveClientConfig(flags_);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   HttpApiClientOptions o = ClientOptionsFor(*c);
