@@ -114,6 +114,7 @@ struct ReplicationManager::Sync {
   int remaining_creates = 0;    // creates not yet issued
   int batch_size = 1;
   bool batch_failed = false;
+  TimePoint started{};  // when the sync began, for its duration metric
   Pod pod_to_create;
 };
 
@@ -154,6 +155,7 @@ ReplicationManager::ReplicationManager(ManagerOptions options, Store* store, Api
   if (options_.workers < 1) options_.workers = 1;
   if (options_.burst_replicas < 1) options_.burst_replicas = 1;
   queue_.SetReadyCallback([this] { SchedulePump(); });
+  queue_.SetMetrics(&metrics_.queue);
 }
 
 ReplicationManager::~ReplicationManager() { Stop(); }
@@ -338,6 +340,7 @@ bool ReplicationManager::MayWrite(const Sync& s) const {
 
 void ReplicationManager::BeginSync(const std::string& key) {
   auto s = std::make_shared<Sync>();
+  s->started = clock_->Now();
   s->key = key;
   s->rc = controllers_.Get(key);
   if (s->rc == nullptr) {
@@ -839,6 +842,7 @@ void ReplicationManager::Fail(const SyncPtr& s, Status status) {
 
 void ReplicationManager::FinishSync(const SyncPtr& s) {
   ++metrics_.syncs;
+  (s->error.ok() ? metrics_.sync_success : metrics_.sync_error).Observe(clock_->Now() - s->started);
   --in_flight_;
   queue_.Done(s->key);
   if (s->error.ok()) {

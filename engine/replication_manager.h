@@ -91,6 +91,8 @@ class ReplicationManager {
   int syncs_in_flight() const { return in_flight_; }
   // Keys waiting in the work queue (ready ones; delayed retries not counted), as workqueue_depth.
   std::size_t queue_depth() const { return queue_.Len(); }
+  // The syncs in progress: seconds since they began, summed and the longest.
+  WorkQueue::Unfinished unfinished_work() const { return queue_.UnfinishedWork(); }
   const ControllerInformer& controllers() const { return controllers_; }
   const PodInformer& pods() const { return pods_; }
 

@@ -19,6 +19,7 @@
 #include <unordered_set>
 
 #include "engine/executor.h"
+#include "engine/metrics.h"
 #include "engine/rate_limiter.h"
 #include "engine/time.h"
 
@@ -32,6 +33,8 @@ class WorkQueue {
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
 
+  // Where adds, queue and work durations are counted (client-go's workqueue metrics); none if null.
+  void SetMetrics(WorkQueueMetrics* metrics) { metrics_ = metrics; }
   // Called synchronously whenever a key becomes available to Get() (it may then already be taken).
   void SetReadyCallback(std::function<void()> on_ready) { on_ready_ = std::move(on_ready); }
 
@@ -51,6 +54,13 @@ class WorkQueue {
   std::size_t Len() const { return queue_.size(); }
   bool IsProcessing(const std::string& key) const { return processing_.count(key) != 0; }
   std::size_t NumDelayed() const { return waiting_.size(); }
+  // Seconds the keys being processed have been processing, summed and the longest
+  // (workqueue_unfinished_work_seconds, workqueue_longest_running_processor_seconds).
+  struct Unfinished {
+    double total_seconds = 0;
+    double longest_seconds = 0;
+  };
+  Unfinished UnfinishedWork() const;
 
  private:
   struct Waiting {
@@ -67,6 +77,9 @@ class WorkQueue {
   std::unordered_set<std::string> dirty_;             // queued, or added while processing
   std::unordered_set<std::string> processing_;        // handed out by Get(), not yet Done()
   std::unordered_map<std::string, Waiting> waiting_;  // delayed adds
+  WorkQueueMetrics* metrics_ = nullptr;
+  std::unordered_map<std::string, TimePoint> added_at_;    // with metrics: first add not yet taken
+  std::unordered_map<std::string, TimePoint> started_at_;  // with metrics: Get() of a processing key
 };
 
 }  // namespace rcsim

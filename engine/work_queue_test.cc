@@ -32,6 +32,38 @@ TEST_F(WorkQueueTest, DuplicateAddsCollapse) {
   EXPECT_EQ(ready_calls_, 2);
 }
 
+// client-go's workqueue metrics: an add that collapses into a queued key is not counted; the queue
+// duration runs from the first add to Get, the work duration from Get to Done; unfinished work is
+// what is processing now.
+TEST_F(WorkQueueTest, MetricsCountAddsAndTimeQueuedAndProcessed) {
+  WorkQueueMetrics m;
+  queue_.SetMetrics(&m);
+  queue_.Add("ns/a");
+  loop_.RunFor(std::chrono::milliseconds(500));
+  queue_.Add("ns/a");  // collapses
+  queue_.Add("ns/b");
+  EXPECT_EQ(m.adds, 2u);
+  loop_.RunFor(std::chrono::seconds(2));
+  ASSERT_EQ(queue_.Get(), "ns/a");  // queued 2.5 s
+  ASSERT_EQ(queue_.Get(), "ns/b");  // queued 2 s
+  EXPECT_EQ(m.queue_duration.count, 2u);
+  EXPECT_DOUBLE_EQ(m.queue_duration.sum, 4.5);
+  EXPECT_EQ(m.queue_duration.buckets[9], 2u);  // (1 s, 10 s]
+  loop_.RunFor(std::chrono::milliseconds(50));
+  queue_.Add("ns/a");  // while processing: counted, timed from now
+  EXPECT_EQ(m.adds, 3u);
+  EXPECT_DOUBLE_EQ(queue_.UnfinishedWork().total_seconds, 0.1);
+  EXPECT_DOUBLE_EQ(queue_.UnfinishedWork().longest_seconds, 0.05);
+  queue_.Done("ns/a");  // processed 50 ms; queued again
+  EXPECT_EQ(m.work_duration.count, 1u);
+  EXPECT_EQ(m.work_duration.buckets[7], 1u);  // (10 ms, 100 ms]
+  EXPECT_DOUBLE_EQ(queue_.UnfinishedWork().total_seconds, 0.05);
+  loop_.RunFor(std::chrono::milliseconds(5));
+  ASSERT_EQ(queue_.Get(), "ns/a");
+  EXPECT_EQ(m.queue_duration.count, 3u);
+  EXPECT_EQ(m.queue_duration.buckets[6], 1u);  // 5 ms: (1 ms, 10 ms]
+}
+
 TEST_F(WorkQueueTest, KeyIsNeverHandedOutTwiceAtOnce) {
   queue_.Add("ns/a");
   ASSERT_EQ(queue_.Get(), "ns/a");

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -417,11 +418,25 @@ TEST(ControllerManagerTest, ReadyzFalseUntilSyncedAndMetricsPassPromtool) {
       text.find("replication_controller_pod_operations_total{operation=\"create\",result=\"success\"} 2"),
       std::string::npos)
       << text;
-  for (const char* name : {"workqueue_depth", "workqueue_retries_total", "rest_client_requests_total",
-                           "rest_client_request_duration_seconds_bucket", "informers_synced 1",
-                           "leader_election_master_status"}) {
+  for (const char* name :
+       {"workqueue_depth", "workqueue_retries_total", "rest_client_requests_total",
+        "rest_client_request_duration_seconds_bucket", "informers_synced 1", "leader_election_master_status",
+        "workqueue_queue_duration_seconds_bucket{name=\"replicationmanager\",le=\"1e-08\"}",
+        "workqueue_work_duration_seconds_count{name=\"replicationmanager\"}",
+        "workqueue_unfinished_work_seconds{name=\"replicationmanager\"}",
+        "workqueue_longest_running_processor_seconds{name=\"replicationmanager\"}"}) {
     EXPECT_NE(text.find(name), std::string::npos) << name;
   }
+  // The manager has queued and synced the controller at least once by now.
+  std::smatch adds;
+  ASSERT_TRUE(std::regex_search(text, adds, std::regex("workqueue_adds_total\\{name=\"replicationmanager\"\\} (\\d+)")))
+      << text;
+  EXPECT_GE(std::stoi(adds[1]), 1);
+  std::smatch syncs;
+  ASSERT_TRUE(std::regex_search(
+      text, syncs, std::regex("replication_controller_sync_duration_seconds_count\\{result=\"success\"\\} (\\d+)")))
+      << text;
+  EXPECT_GE(std::stoi(syncs[1]), 1);
   const std::string path =
       std::filesystem::temp_directory_path() / ("rcsim-metrics-" + std::to_string(getpid()));
   {

@@ -441,6 +441,9 @@ int Main(int argc, char** argv) {
         if (manager != nullptr) {
           s.counters = manager->metrics();
           s.queue_depth = manager->queue_depth();
+          const WorkQueue::Unfinished unfinished = manager->unfinished_work();
+          s.unfinished_work_seconds = unfinished.total_seconds;
+          s.longest_running_seconds = unfinished.longest_seconds;
           s.synced = manager->HasSynced();
           for (const std::string& key : manager->controllers().Keys()) {
             s.expectations_pending += manager->expectations().PendingAdds(key);

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <type_traits>
+#include <vector>
 
 #include "engine/codec.h"
 
@@ -24,8 +25,31 @@ prometheus::Gauge& Gauge(prometheus::Registry& r, const std::string& name, const
   return BuildGauge().Name(name).Help(help).Register(r).Add(labels);
 }
 
+// Adds to `c` what the engine counted since the previous scrape. A count below the previous one is a new
+// manager (after a lost and regained lease) counting from zero again: all of it is new.
 void Advance(prometheus::Counter& c, uint64_t now, uint64_t before) {
+  if (now < before) before = 0;
   if (now > before) c.Increment(static_cast<double>(now - before));
+}
+
+prometheus::Histogram::BucketBoundaries DurationBounds() {
+  return {DurationHistogram::kBounds.begin(), DurationHistogram::kBounds.end()};
+}
+
+prometheus::Histogram& Histogram(prometheus::Registry& r, const std::string& name, const std::string& help,
+                                 const prometheus::Labels& labels) {
+  return BuildHistogram().Name(name).Help(help).Register(r).Add(labels, DurationBounds());
+}
+
+// The same for a histogram: the observations since the previous scrape, bucket by bucket.
+void Advance(prometheus::Histogram& h, const DurationHistogram& now, const DurationHistogram& before) {
+  const DurationHistogram& base = now.count < before.count ? DurationHistogram{} : before;
+  if (now.count == base.count) return;
+  std::vector<double> increments(DurationHistogram::kBounds.size() + 1);
+  for (std::size_t i = 0; i < increments.size(); ++i) {
+    increments[i] = static_cast<double>(now.buckets[i] - base.buckets[i]);
+  }
+  h.ObserveMultiple(increments, now.sum - base.sum);
 }
 
 // The HTTP code of a call's outcome (client-go labels failed connections "<error>"; 0 here).
@@ -170,6 +194,29 @@ ManagerMetricsExporter::ManagerMetricsExporter(std::string lease_name)
       expectations_(Gauge(*registry_, "replication_controller_expectations_pending",
                           "Pod creations and deletions the manager still expects to observe")),
       synced_(Gauge(*registry_, "informers_synced", "1 once the controller and pod informers have listed")),
+      queue_adds_(Counter(*registry_, "workqueue_adds_total", "Total number of adds handled by workqueue",
+                          {{"name", "replicationmanager"}})),
+      queue_duration_(Histogram(*registry_, "workqueue_queue_duration_seconds",
+                                "How long in seconds an item stays in workqueue before being requested.",
+                                {{"name", "replicationmanager"}})),
+      work_duration_(Histogram(*registry_, "workqueue_work_duration_seconds",
+                               "How long in seconds processing an item from workqueue takes.",
+                               {{"name", "replicationmanager"}})),
+      unfinished_(Gauge(*registry_, "workqueue_unfinished_work_seconds",
+                        "How many seconds of work has done that is in progress and hasn't been observed by "
+                        "work_duration. Large values indicate stuck threads.",
+                        {{"name", "replicationmanager"}})),
+      longest_(Gauge(*registry_, "workqueue_longest_running_processor_seconds",
+                     "How many seconds has the longest running processor for workqueue been running.",
+                     {{"name", "replicationmanager"}})),
+      sync_ok_(Histogram(*registry_, "replication_controller_sync_duration_seconds",
+                         "Duration of a controller sync, from leaving the queue to its last API reply, by "
+                         "result",
+                         {{"result", "success"}})),
+      sync_error_(Histogram(*registry_, "replication_controller_sync_duration_seconds",
+                            "Duration of a controller sync, from leaving the queue to its last API reply, by "
+                            "result",
+                            {{"result", "error"}})),
       leader_(Gauge(*registry_, "leader_election_master_status",
                     "1 if this process holds the leader lease, 0 otherwise",
                     {{"name", std::move(lease_name)}})) {}
@@ -200,6 +247,13 @@ std::string ManagerMetricsExporter::Scrape(const ManagerSnapshot& s) {
     Advance(status_updates_, c.status_updates, last_.status_updates);
     Advance(relists_, c.relists, last_.relists);
     Advance(malformed_, c.malformed_objects, last_.malformed_objects);
+    Advance(queue_adds_, c.queue.adds, last_.queue.adds);
+    Advance(queue_duration_, c.queue.queue_duration, last_.queue.queue_duration);
+    Advance(work_duration_, c.queue.work_duration, last_.queue.work_duration);
+    Advance(sync_ok_, c.sync_success, last_.sync_success);
+    Advance(sync_error_, c.sync_error, last_.sync_error);
+    unfinished_.Set(s.unfinished_work_seconds);
+    longest_.Set(s.longest_running_seconds);
     // A new manager (after a lost and regained lease) starts its counters again: keep them monotonic.
     last_ = c;
     depth_.Set(static_cast<double>(s.queue_depth));

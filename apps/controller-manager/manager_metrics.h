@@ -3,7 +3,10 @@
 //   client): rest_client_requests_total{verb,resource,code} and
 //   rest_client_request_duration_seconds{verb,resource} (client-go's names);
 // - the manager's state, copied from the engine (on its executor) at every scrape: workqueue_depth and
-//   workqueue_retries_total{name="replicationmanager"} (client-go's workqueue names),
+//   workqueue_retries_total, workqueue_adds_total, workqueue_queue_duration_seconds,
+//   workqueue_work_duration_seconds, workqueue_unfinished_work_seconds and
+//   workqueue_longest_running_processor_seconds, all {name="replicationmanager"} (client-go's workqueue
+//   names and buckets), replication_controller_sync_duration_seconds{result},
 //   replication_controller_syncs_total{result}, ..._pod_operations_total{operation,result},
 //   ..._adoptions_total, ..._releases_total, ..._status_updates_total, informer_relists_total,
 //   informer_malformed_objects_total, expectations_pending, informers_synced, and
@@ -34,6 +37,8 @@ namespace rcsim {
 struct ManagerSnapshot {
   ManagerMetrics counters;
   std::size_t queue_depth = 0;
+  double unfinished_work_seconds = 0;  // the syncs in progress: seconds since each began, summed
+  double longest_running_seconds = 0;  // and the longest
   int64_t expectations_pending = 0;
   bool synced = false;
   bool leader = false;
@@ -68,6 +73,13 @@ class ManagerMetricsExporter {
   prometheus::Counter& malformed_;
   prometheus::Gauge& expectations_;
   prometheus::Gauge& synced_;
+  prometheus::Counter& queue_adds_;
+  prometheus::Histogram& queue_duration_;
+  prometheus::Histogram& work_duration_;
+  prometheus::Gauge& unfinished_;
+  prometheus::Gauge& longest_;
+  prometheus::Histogram& sync_ok_;
+  prometheus::Histogram& sync_error_;
   prometheus::Gauge& leader_;
 
   std::mutex mu_;
