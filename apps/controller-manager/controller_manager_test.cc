@@ -300,6 +300,7 @@ TEST(ControllerManagerTest, LeaderElectionThreeManagersLeaderKilledDuringScaleUp
     return std::string("--leader-elect-") + name + "=" + std::to_string(d.count()) + "ms";
   };
   std::vector<std::unique_ptr<ManagerProcess>> managers;
+  managers.reserve(3);
   for (int i = 0; i < 3; ++i) {
     managers.push_back(std::make_unique<ManagerProcess>(std::vector<std::string>{
         "--apiserver=" + (*apiserver)->url(), "--concurrent-rc-syncs=2", "--resync=1", "--leader-elect",
@@ -443,6 +444,7 @@ TEST(ControllerManagerTest, ReadyzFalseUntilSyncedAndMetricsPassPromtool) {
     std::ofstream out(path);
     out << text;
   }
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): no other thread of this test changes the environment.
   const int rc = std::system(("promtool check metrics < " + path + " > " + path + ".out 2>&1").c_str());
   std::ifstream lint(path + ".out");
   std::stringstream lint_text;
