@@ -48,17 +48,17 @@ struct FieldRequirement {
 
 struct ListOptions {
   LabelSelector label_selector;
-  std::string field_name;  // fieldSelector metadata.name=<field_name>; empty: any
+  std::string field_name;                // fieldSelector metadata.name=<field_name>; empty: any
   std::vector<FieldRequirement> fields;  // further fieldSelector terms; all must hold
-  int64_t limit = 0;       // 0: no limit
+  int64_t limit = 0;                     // 0: no limit
   std::string continue_token;
 };
 
 template <typename T>
 struct ObjectList {
-  std::string resource_version;  // the store revision the list was served at
+  std::string resource_version;                 // the store revision the list was served at
   std::vector<std::shared_ptr<const T>> items;  // sorted by namespace, then name
-  std::string continue_token;    // non-empty when `limit` cut the list
+  std::string continue_token;                   // non-empty when `limit` cut the list
 };
 
 template <typename T>
@@ -101,8 +101,7 @@ class ResourceClient {
   virtual ~ResourceClient() = default;
 
   virtual void Get(const std::string& ns, const std::string& name, Callback<Result<Ptr>> done) = 0;
-  virtual void List(const std::string& ns, const ListOptions& opts,
-                    Callback<Result<ObjectList<T>>> done) = 0;
+  virtual void List(const std::string& ns, const ListOptions& opts, Callback<Result<ObjectList<T>>> done) = 0;
   virtual void Create(const std::string& ns, T object, Callback<Result<Ptr>> done) = 0;
   virtual void Update(T object, Callback<Result<Ptr>> done) = 0;
   virtual void UpdateStatus(T object, Callback<Result<Ptr>> done) = 0;

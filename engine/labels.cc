@@ -42,8 +42,7 @@ Result<std::vector<std::string_view>> SplitTerms(std::string_view text) {
 }
 
 Status BadTerm(std::string_view term, const char* why) {
-  return Status(Code::kBadRequest,
-                "invalid label selector term \"" + std::string(term) + "\": " + why);
+  return Status(Code::kBadRequest, "invalid label selector term \"" + std::string(term) + "\": " + why);
 }
 
 }  // namespace

@@ -107,11 +107,11 @@ struct ReplicationManager::Sync {
   // Claimed by counting (nothing to adopt, release or delete): `tally` stands for `claimed`.
   bool counted = false;
   PodInformer::Tally tally;
-  int pending = 0;              // API calls of the current phase not yet completed
-  Status error;                 // the first failure
-  Status manage_error;          // the first failed create or delete, for the ReplicaFailure condition
+  int pending = 0;                  // API calls of the current phase not yet completed
+  Status error;                     // the first failure
+  Status manage_error;              // the first failed create or delete, for the ReplicaFailure condition
   const char* failure_reason = "";  // FailedCreate or FailedDelete
-  int remaining_creates = 0;    // creates not yet issued
+  int remaining_creates = 0;        // creates not yet issued
   int batch_size = 1;
   bool batch_failed = false;
   TimePoint started{};  // when the sync began, for its duration metric

@@ -148,8 +148,7 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
           done(R(Status(Code::kTimeout, std::string("injected: timeout (") + VerbLabel(verb) + ")")));
         });
         return;
-      case Plan::Kind::kPass:
-        break;
+      case Plan::Kind::kPass: break;
     }
     After(plan.latency, [this, verb, is_list, invoke = std::move(invoke), done = std::move(done)]() mutable {
       Sent(verb);
@@ -197,7 +196,8 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
   Duration timeout_ = std::chrono::seconds(1);
   ApiFaultCounters counters_;
   std::map<uint64_t, std::function<void(bool)>> watch_enders_;
-  uint64_t epoch_ = 0;  // bumped by AbandonPending; pending work of an older epoch is dropped  // active watches, by id (ordered: drop order)
+  uint64_t epoch_ = 0;  // bumped by AbandonPending; pending work of an older epoch is dropped  // active
+                        // watches, by id (ordered: drop order)
 
  private:
   ApiClient* const inner_;
@@ -249,8 +249,7 @@ class FaultyResourceClient final : public ResourceClient<T> {
         [core = core_, ns, name](Callback<Result<Ptr>> cb) { Inner(core).Get(ns, name, std::move(cb)); },
         std::move(done));
   }
-  void List(const std::string& ns, const ListOptions& opts,
-            Callback<Result<ObjectList<T>>> done) override {
+  void List(const std::string& ns, const ListOptions& opts, Callback<Result<ObjectList<T>>> done) override {
     core_->Call<Result<ObjectList<T>>>(
         Verb::kList, true,
         [core = core_, ns, opts](Callback<Result<ObjectList<T>>> cb) {
@@ -312,8 +311,7 @@ class FaultyResourceClient final : public ResourceClient<T> {
       case Core::Plan::Kind::kTimeout:
         End(core_, weak_state, Code::kUnavailable, "injected: timeout (watch)", core_->timeout_);
         return handle;
-      case Core::Plan::Kind::kPass:
-        break;
+      case Core::Plan::Kind::kPass: break;
     }
     state->id = core_->RegisterWatch([core = core_, weak_state](bool silent) {
       auto st = weak_state.lock();
@@ -333,19 +331,19 @@ class FaultyResourceClient final : public ResourceClient<T> {
     core_->After(plan.latency, [core = core_, weak_state, ns, opts, resource_version] {
       auto st = weak_state.lock();
       if (!st || st->ended) return;
-      st->inner = Inner(core).Watch(
-          ns, opts, resource_version,
-          [weak_core = core->weak_from_this(), weak_state](const ApiWatchEvent<T>& ev) {
-            auto c = weak_core.lock();
-            auto s = weak_state.lock();
-            if (!c || !s || s->ended) return;
-            const bool last = ev.type == ApiWatchEvent<T>::Type::kError;
-            if (last) {
-              s->ended = true;
-              c->UnregisterWatch(s->id);
-            }
-            Deliver(c.get(), s, ev, c->WatchEventDelay());
-          });
+      st->inner =
+          Inner(core).Watch(ns, opts, resource_version,
+                            [weak_core = core->weak_from_this(), weak_state](const ApiWatchEvent<T>& ev) {
+                              auto c = weak_core.lock();
+                              auto s = weak_state.lock();
+                              if (!c || !s || s->ended) return;
+                              const bool last = ev.type == ApiWatchEvent<T>::Type::kError;
+                              if (last) {
+                                s->ended = true;
+                                c->UnregisterWatch(s->id);
+                              }
+                              Deliver(c.get(), s, ev, c->WatchEventDelay());
+                            });
       if (!st->inner) {
         End(core, weak_state, Code::kUnavailable, "inner client refused the watch", Duration::zero());
       }

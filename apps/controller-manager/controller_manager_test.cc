@@ -430,12 +430,14 @@ TEST(ControllerManagerTest, ReadyzFalseUntilSyncedAndMetricsPassPromtool) {
   }
   // The manager has queued and synced the controller at least once by now.
   std::smatch adds;
-  ASSERT_TRUE(std::regex_search(text, adds, std::regex("workqueue_adds_total\\{name=\"replicationmanager\"\\} (\\d+)")))
+  ASSERT_TRUE(std::regex_search(text, adds,
+                                std::regex("workqueue_adds_total\\{name=\"replicationmanager\"\\} (\\d+)")))
       << text;
   EXPECT_GE(std::stoi(adds[1]), 1);
   std::smatch syncs;
   ASSERT_TRUE(std::regex_search(
-      text, syncs, std::regex("replication_controller_sync_duration_seconds_count\\{result=\"success\"\\} (\\d+)")))
+      text, syncs,
+      std::regex("replication_controller_sync_duration_seconds_count\\{result=\"success\"\\} (\\d+)")))
       << text;
   EXPECT_GE(std::stoi(syncs[1]), 1);
   const std::string path =

@@ -233,9 +233,8 @@ class Session : public std::enable_shared_from_this<Session> {
     net::post(*server_->workers, [self = shared_from_this(), r = std::move(r), sink]() mutable {
       ApiOutcome out = self->server_->handler.Handle(r, sink);
       auto ex = self->stream_.get_executor();
-      self->server_->gate->Post(ex, [self, out = std::move(out)]() mutable {
-        self->OnHandled(std::move(out));
-      });
+      self->server_->gate->Post(ex,
+                                [self, out = std::move(out)]() mutable { self->OnHandled(std::move(out)); });
     });
   }
 
@@ -266,16 +265,15 @@ class Session : public std::enable_shared_from_this<Session> {
     watch_header_->keep_alive(false);
     watch_serializer_.emplace(*watch_header_);
     writing_ = true;
-    http::async_write_header(
-        stream_, *watch_serializer_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-          self->writing_ = false;
-          if (ec) return self->Close();
-          self->header_sent_ = true;
-          self->Pump();
-        });
-    const Duration timeout = out.watch_timeout > Duration::zero()
-                                 ? out.watch_timeout
-                                 : server_->options.default_watch_timeout;
+    http::async_write_header(stream_, *watch_serializer_,
+                             [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                               self->writing_ = false;
+                               if (ec) return self->Close();
+                               self->header_sent_ = true;
+                               self->Pump();
+                             });
+    const Duration timeout =
+        out.watch_timeout > Duration::zero() ? out.watch_timeout : server_->options.default_watch_timeout;
     timer_.expires_after(std::chrono::duration_cast<net::steady_timer::duration>(timeout));
     timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
       if (!ec) self->OnWatchEnd();
@@ -285,11 +283,11 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // The client sends nothing during a watch; a completed read means it closed (or misbehaves).
   void WatchForHangup() {
-    stream_.socket().async_read_some(
-        net::buffer(probe_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
-          if (ec) return self->Close();
-          self->WatchForHangup();
-        });
+    stream_.socket().async_read_some(net::buffer(probe_),
+                                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                                       if (ec) return self->Close();
+                                       self->WatchForHangup();
+                                     });
   }
 
   void OnWatchLine(std::string line) {
@@ -370,11 +368,10 @@ class Session : public std::enable_shared_from_this<Session> {
     res->keep_alive(keep_alive_);
     res->prepare_payload();
     stream_.expires_after(kWriteTimeout);
-    http::async_write(stream_, *res,
-                      [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
-                        if (ec || !res->keep_alive()) return self->Close();
-                        self->DoRead();
-                      });
+    http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+      if (ec || !res->keep_alive()) return self->Close();
+      self->DoRead();
+    });
   }
 
   void Close() {
@@ -394,7 +391,7 @@ class Session : public std::enable_shared_from_this<Session> {
   TlsOrTcpStream stream_;
   HttpServer::Impl* const server_;
   std::optional<TokenUser> peer_user_;  // from a verified client certificate
-  net::steady_timer timer_;  // the watch's timeoutSeconds
+  net::steady_timer timer_;             // the watch's timeoutSeconds
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   unsigned version_ = 11;

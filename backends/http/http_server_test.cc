@@ -67,8 +67,7 @@ class Client {
       socket_.close();
       buffer_.clear();
     }
-    return Reply{static_cast<int>(res.result_int()),
-                 std::string(res[http::field::content_type]), res.body()};
+    return Reply{static_cast<int>(res.result_int()), std::string(res[http::field::content_type]), res.body()};
   }
   Reply Get(const std::string& target, const std::string& accept = "") {
     return Do(http::verb::get, target, "", "", accept);
@@ -76,9 +75,7 @@ class Client {
   Reply Post(const std::string& target, const json& body) {
     return Do(http::verb::post, target, body.dump());
   }
-  Reply Put(const std::string& target, const json& body) {
-    return Do(http::verb::put, target, body.dump());
-  }
+  Reply Put(const std::string& target, const json& body) { return Do(http::verb::put, target, body.dump()); }
   Reply Patch(const std::string& target, const std::string& body, const std::string& type) {
     return Do(http::verb::patch, target, body, type);
   }
@@ -327,8 +324,8 @@ TEST_F(HttpServerTest, GenerateName) {
 
 TEST_F(HttpServerTest, Patches) {
   ASSERT_EQ(client_->Post(kPods, PodJson("p")).status, 201);
-  Reply merge = client_->Patch(kPods + "/p", R"({"metadata":{"labels":{"x":"1"}}})",
-                               "application/merge-patch+json");
+  Reply merge =
+      client_->Patch(kPods + "/p", R"({"metadata":{"labels":{"x":"1"}}})", "application/merge-patch+json");
   ASSERT_EQ(merge.status, 200) << merge.body;
   EXPECT_EQ(merge.Json()["metadata"]["labels"], json({{"app", "web"}, {"x", "1"}}));
   Reply smp = client_->Patch(kPods + "/p", R"({"metadata":{"labels":{"x":null,"y":"2"}}})",
@@ -349,14 +346,15 @@ TEST_F(HttpServerTest, Patches) {
   // Server-side apply needs apiVersion, kind and a fieldManager.
   EXPECT_EQ(client_->Patch(kPods + "/p", R"({"a":1})", "application/apply-patch+yaml").status, 400);
   EXPECT_EQ(client_->Patch(kPods + "/p", R"({"a":1})", "application/x-yaml").status, 415);
-  EXPECT_EQ(client_->Patch(kPods + "/p", R"([{"op":"test","path":"/metadata/name","value":"q"}])",
-                           "application/json-patch+json")
+  EXPECT_EQ(client_
+                ->Patch(kPods + "/p", R"([{"op":"test","path":"/metadata/name","value":"q"}])",
+                        "application/json-patch+json")
                 .status,
             422);
-  EXPECT_EQ(client_->Patch(kPods + "/p", R"({"metadata":{"resourceVersion":"1"}})",
-                           "application/merge-patch+json")
-                .status,
-            409);
+  EXPECT_EQ(
+      client_->Patch(kPods + "/p", R"({"metadata":{"resourceVersion":"1"}})", "application/merge-patch+json")
+          .status,
+      409);
   EXPECT_EQ(client_->Patch(kPods + "/nope", R"({})", "application/merge-patch+json").status, 404);
   EXPECT_EQ(Snapshot(), before);
 }
@@ -372,8 +370,8 @@ TEST_F(HttpServerTest, ControllersScaleAndTables) {
   EXPECT_EQ(scale["spec"]["replicas"], 2);
   EXPECT_EQ(scale["status"]["selector"], "app=web");
 
-  Reply patched = client_->Patch(kRcs + "/web/scale", R"({"spec":{"replicas":5}})",
-                                 "application/merge-patch+json");
+  Reply patched =
+      client_->Patch(kRcs + "/web/scale", R"({"spec":{"replicas":5}})", "application/merge-patch+json");
   ASSERT_EQ(patched.status, 200) << patched.body;
   EXPECT_EQ(patched.Json()["spec"]["replicas"], 5);
   scale = patched.Json();
@@ -385,8 +383,8 @@ TEST_F(HttpServerTest, ControllersScaleAndTables) {
   const std::string before = Snapshot();
   Reply stale = client_->Put(kRcs + "/web/scale", scale);
   EXPECT_EQ(stale.status, 409);
-  Reply negative = client_->Patch(kRcs + "/web/scale", R"({"spec":{"replicas":-1}})",
-                                  "application/merge-patch+json");
+  Reply negative =
+      client_->Patch(kRcs + "/web/scale", R"({"spec":{"replicas":-1}})", "application/merge-patch+json");
   EXPECT_EQ(negative.status, 422) << negative.body;
   EXPECT_EQ(client_->Get(kPods + "/x/scale").status, 404);
   EXPECT_EQ(Snapshot(), before);
@@ -439,8 +437,8 @@ TEST_F(HttpServerTest, BadRequestsLeaveTheStoreUnchanged) {
   cases.push_back({"malformed JSON", client_->Do(http::verb::post, kPods, "{\"kind\":"), 400});
   cases.push_back({"not an object", client_->Do(http::verb::post, kPods, "[1,2]"), 400});
   cases.push_back({"wrong kind", client_->Post(kRcs, PodJson("p")), 422});
-  cases.push_back({"wrong type", client_->Do(http::verb::post, kPods,
-                                             R"({"kind":"Pod","metadata":{"name":7}})"), 400});
+  cases.push_back(
+      {"wrong type", client_->Do(http::verb::post, kPods, R"({"kind":"Pod","metadata":{"name":7}})"), 400});
   cases.push_back({"negative replicas", client_->Post(kRcs, negative), 422});
   cases.push_back({"missing selector", client_->Post(kRcs, no_selector), 422});
   cases.push_back({"already exists", client_->Post(kPods, PodJson("a")), 409});
@@ -466,15 +464,16 @@ TEST_F(HttpServerTest, BadRequestsLeaveTheStoreUnchanged) {
   cases.push_back(
       {"pod in a missing namespace", client_->Post("/api/v1/namespaces/nowhere/pods", PodJson("n")), 404});
   cases.push_back({"post to cluster list", client_->Post("/api/v1/pods", PodJson("d")), 405});
-  cases.push_back({"form content type", client_->Do(http::verb::post, kPods, PodJson("e").dump(),
-                                                    "application/x-www-form-urlencoded"), 415});
+  cases.push_back(
+      {"form content type",
+       client_->Do(http::verb::post, kPods, PodJson("e").dump(), "application/x-www-form-urlencoded"), 415});
   cases.push_back({"bad label selector", client_->Get(kPods + "?labelSelector=app%3D%3D%3D"), 400});
   cases.push_back({"bad field selector", client_->Get(kPods + "?fieldSelector=spec.hostname%3Dx"), 400});
   cases.push_back({"bad limit", client_->Get(kPods + "?limit=abc"), 400});
   cases.push_back({"bad watch flag", client_->Get(kPods + "?watch=maybe"), 400});
   cases.push_back({"bad percent escape", client_->Get(kPods + "?labelSelector=%zz"), 400});
-  cases.push_back({"invalid UTF-8 resourceVersion",
-                   client_->Get(kPods + "?watch=1&resourceVersion=%A3x"), 400});
+  cases.push_back(
+      {"invalid UTF-8 resourceVersion", client_->Get(kPods + "?watch=1&resourceVersion=%A3x"), 400});
   cases.push_back({"invalid UTF-8 name", client_->Get(kPods + "/%A3%FF"), 404});
   cases.push_back({"invalid UTF-8 selector", client_->Get(kPods + "?labelSelector=%A3%3D"), 400});
   cases.push_back({"bad resourceVersion", client_->Get(kPods + "?watch=1&resourceVersion=x"), 400});
@@ -482,12 +481,12 @@ TEST_F(HttpServerTest, BadRequestsLeaveTheStoreUnchanged) {
   cases.push_back({"bad delete options", client_->Do(http::verb::delete_, kPods + "/a", "{"), 400});
   cases.push_back({"dry-run update", client_->Put(kPods + "/a?dryRun=All", PodJson("a")), 400});
   cases.push_back({"bad dryRun value", client_->Post(kPods + "?dryRun=Yes", PodJson("f")), 400});
-  cases.push_back({"dry-run create of a taken name", client_->Post(kPods + "?dryRun=All", PodJson("a")),
-                   409});
+  cases.push_back(
+      {"dry-run create of a taken name", client_->Post(kPods + "?dryRun=All", PodJson("a")), 409});
   cases.push_back({"invalid dry-run create", client_->Post(kRcs + "?dryRun=All", negative), 422});
-  cases.push_back({"stale delete precondition",
-                   client_->Do(http::verb::delete_, kPods + "/a",
-                               R"({"preconditions":{"uid":"not-the-uid"}})"), 409});
+  cases.push_back(
+      {"stale delete precondition",
+       client_->Do(http::verb::delete_, kPods + "/a", R"({"preconditions":{"uid":"not-the-uid"}})"), 409});
   for (const Case& c : cases) {
     EXPECT_EQ(c.reply.status, c.want) << c.what << ": " << c.reply.body;
     json j = c.reply.Json();
@@ -556,8 +555,10 @@ TEST_F(HttpServerTest, WatchStreamsEvents) {
   EXPECT_EQ((*added)["type"], "ADDED");
   EXPECT_EQ((*added)["object"]["kind"], "Pod");
   EXPECT_EQ((*added)["object"]["metadata"]["name"], "new");
-  ASSERT_EQ(client_->Patch(kPods + "/new", R"({"metadata":{"labels":{"x":"y"}}})",
-                           "application/merge-patch+json").status, 200);
+  ASSERT_EQ(
+      client_->Patch(kPods + "/new", R"({"metadata":{"labels":{"x":"y"}}})", "application/merge-patch+json")
+          .status,
+      200);
   std::optional<json> modified = from_now.Next();
   ASSERT_TRUE(modified.has_value());
   EXPECT_EQ((*modified)["type"], "MODIFIED");
@@ -597,7 +598,8 @@ TEST_F(HttpServerTest, WatchAsTable) {
   net::io_context ioc;
   tcp::socket s(ioc);
   s.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), server_->port()));
-  const std::string req = "GET " + kPods + "?watch=1&timeoutSeconds=1 HTTP/1.1\r\nHost: x\r\n"
+  const std::string req = "GET " + kPods +
+                          "?watch=1&timeoutSeconds=1 HTTP/1.1\r\nHost: x\r\n"
                           "Accept: application/json;as=Table;v=v1;g=meta.k8s.io\r\n\r\n";
   net::write(s, net::buffer(req));
   std::string all;

@@ -261,7 +261,7 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
 
   const HttpApiClientOptions options_;
   const tcp::resolver::results_type endpoints_;
-  const std::string host_;  // the Host header: "host:port"
+  const std::string host_;                         // the Host header: "host:port"
   const std::shared_ptr<asio::ssl::context> tls_;  // https: shared by every connection
   const std::string verify_host_;                  // https: the name or IP the certificate must match
   asio::io_context ioc_;
