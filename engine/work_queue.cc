@@ -11,11 +11,8 @@ WorkQueue::~WorkQueue() { ShutDown(); }
 
 void WorkQueue::Add(const std::string& key) {
   if (shutting_down_) return;
-  if (!dirty_.insert(key).second) return;
-  if (metrics_ != nullptr) {
-    ++metrics_->adds;
-    added_at_.try_emplace(key, clock_->Now());
-  }
+  if (!dirty_.try_emplace(key, clock_->Now()).second) return;
+  if (metrics_ != nullptr) ++metrics_->adds;
   if (processing_.count(key) != 0) return;  // queued again by Done()
   queue_.push_back(key);
   if (on_ready_) on_ready_();
@@ -49,26 +46,19 @@ std::optional<std::string> WorkQueue::Get() {
   if (shutting_down_ || queue_.empty()) return std::nullopt;
   std::string key = std::move(queue_.front());
   queue_.pop_front();
-  processing_.insert(key);
-  dirty_.erase(key);
-  if (metrics_ != nullptr) {
-    const TimePoint now = clock_->Now();
-    if (auto it = added_at_.find(key); it != added_at_.end()) {
-      metrics_->queue_duration.Observe(now - it->second);
-      added_at_.erase(it);
-    }
-    started_at_.insert_or_assign(key, now);
+  const TimePoint now = clock_->Now();
+  if (auto it = dirty_.find(key); it != dirty_.end()) {
+    if (metrics_ != nullptr) metrics_->queue_duration.Observe(now - it->second);
+    dirty_.erase(it);
   }
+  processing_.insert_or_assign(key, now);
   return key;
 }
 
 void WorkQueue::Done(const std::string& key) {
-  processing_.erase(key);
-  if (metrics_ != nullptr) {
-    if (auto it = started_at_.find(key); it != started_at_.end()) {
-      metrics_->work_duration.Observe(clock_->Now() - it->second);
-      started_at_.erase(it);
-    }
+  if (auto it = processing_.find(key); it != processing_.end()) {
+    if (metrics_ != nullptr) metrics_->work_duration.Observe(clock_->Now() - it->second);
+    processing_.erase(it);
   }
   if (shutting_down_) return;
   if (dirty_.count(key) != 0) {
@@ -80,7 +70,7 @@ void WorkQueue::Done(const std::string& key) {
 WorkQueue::Unfinished WorkQueue::UnfinishedWork() const {
   Unfinished u;
   const TimePoint now = clock_->Now();
-  for (const auto& [key, since] : started_at_) {
+  for (const auto& [key, since] : processing_) {
     const double seconds = ToSeconds(now - since);
     u.total_seconds += seconds;
     u.longest_seconds = std::max(u.longest_seconds, seconds);
@@ -94,7 +84,6 @@ void WorkQueue::ShutDown() {
   waiting_.clear();
   queue_.clear();
   dirty_.clear();
-  added_at_.clear();
 }
 
 }  // namespace rcsim

@@ -16,7 +16,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "engine/executor.h"
 #include "engine/metrics.h"
@@ -74,12 +73,12 @@ class WorkQueue {
   std::function<void()> on_ready_;
   bool shutting_down_ = false;
   std::deque<std::string> queue_;
-  std::unordered_set<std::string> dirty_;             // queued, or added while processing
-  std::unordered_set<std::string> processing_;        // handed out by Get(), not yet Done()
+  // Queued, or added while processing; with when it was first added (for queue_duration).
+  std::unordered_map<std::string, TimePoint> dirty_;
+  // Handed out by Get(), not yet Done(); with when (for work_duration and unfinished work).
+  std::unordered_map<std::string, TimePoint> processing_;
   std::unordered_map<std::string, Waiting> waiting_;  // delayed adds
   WorkQueueMetrics* metrics_ = nullptr;
-  std::unordered_map<std::string, TimePoint> added_at_;    // with metrics: first add not yet taken
-  std::unordered_map<std::string, TimePoint> started_at_;  // with metrics: Get() of a processing key
 };
 
 }  // namespace rcsim
