@@ -95,13 +95,16 @@ run options:
 
 real mode (docs/scenarios.md, "Real mode"):
   --real            run each scenario against real processes on the wall clock: etcd, the apiserver,
-                    the controller-manager behind rcsim's fault proxy (one stack per scenario, on free
-                    loopback ports, stopped at the end, also on failure or SIGINT)
+                    the controller-manager behind rcsim's fault proxy, one node agent per node (at
+                    most 16) running the pods as processes (one stack per scenario, on free loopback
+                    ports, stopped at the end, also on failure or SIGINT)
+  --hollow-nodes    with --real / --compare: hollow nodes instead of node agents (pods get a Running
+                    status, nothing runs; any number of nodes; no kill_pods or fail_node)
   --kubeconfig F    with --real: use the cluster of this kubeconfig instead (events that need process
                     control or the fault proxy are refused); --context C picks its context
   --compare         run each scenario in the simulation and for real; report both side by side
                     (a verdict that differs is a failure)
-  --apiserver-binary F, --controller-manager-binary F, --etcd-binary F
+  --apiserver-binary F, --controller-manager-binary F, --node-agent-binary F, --etcd-binary F
                     the programs real mode starts (default: beside rcsim in the build tree, /usr/bin/etcd)
 
   rcsim report merge DIR... --out DIR   join shard reports into one (JSON, JUnit, HTML)
@@ -159,6 +162,8 @@ struct Args {
   std::string context;
   std::string apiserver_binary;
   std::string controller_manager_binary;
+  std::string node_agent_binary;
+  bool hollow_nodes = false;
   std::string etcd_binary = "/usr/bin/etcd";
   std::string manager;  // "", "modern", "2014" or (run only) "both"
 };
@@ -248,6 +253,11 @@ Args ParseArgs(const std::vector<std::string>& argv, bool replay) {
       a.apiserver_binary = take();
     } else if (flag == "--controller-manager-binary" && !replay) {
       a.controller_manager_binary = take();
+    } else if (flag == "--node-agent-binary" && !replay) {
+      a.node_agent_binary = take();
+    } else if (flag == "--hollow-nodes" && !replay) {
+      if (has_value) throw UsageError{"--hollow-nodes takes no value"};
+      a.hollow_nodes = true;
     } else if (flag == "--etcd-binary" && !replay) {
       a.etcd_binary = take();
     } else if (flag == "--manager") {
@@ -468,6 +478,7 @@ int Run(const std::vector<std::string>& argv) {
   if (!a.kubeconfig.empty() && !a.real) return Usage("--kubeconfig: only with --real");
   if (!a.context.empty() && a.kubeconfig.empty()) return Usage("--context: only with --kubeconfig");
   if (a.real && a.compare) return Usage("--real and --compare: give one (--compare runs both modes)");
+  if (a.hollow_nodes && !a.real && !a.compare) return Usage("--hollow-nodes: only with --real or --compare");
   if (!a.manager.empty() && (a.real || a.compare))
     return Usage("--manager: only in the simulation (real mode runs the controller-manager)");
 #ifdef RCSIM_REAL_MODE
@@ -476,7 +487,7 @@ int Run(const std::vector<std::string>& argv) {
     // Refuse, before anything runs, what real mode cannot do (every problem of every scenario).
     int problems = 0;
     for (const Scenario& s : *scenarios) {
-      for (const std::string& p : RealModeProblems(s, !a.kubeconfig.empty())) {
+      for (const std::string& p : RealModeProblems(s, !a.kubeconfig.empty(), a.hollow_nodes)) {
         std::cerr << p << "\n";
         ++problems;
       }
@@ -488,6 +499,8 @@ int Run(const std::vector<std::string>& argv) {
     real_options.etcd_binary = a.etcd_binary;
     real_options.apiserver_binary = FindProgram(a.apiserver_binary, "apiserver");
     real_options.controller_manager_binary = FindProgram(a.controller_manager_binary, "controller-manager");
+    real_options.node_agent_binary = FindProgram(a.node_agent_binary, "node-agent");
+    real_options.hollow_nodes = a.hollow_nodes;
     real_options.kubeconfig = a.kubeconfig;
     real_options.context = a.context;
     real_options.wall_timeout_seconds = a.timeout_seconds;
@@ -812,7 +825,7 @@ int ExploreCommand(const std::vector<std::string>& argv) {
       continue;
     }
     if (i + 1 >= argv.size()) throw UsageError{arg + ": missing value"};
-    const std::string v = argv[++i];
+    const std::string& v = argv[++i];
     if (arg == "--manager") {
       if (v != "modern" && v != "2014")
         throw UsageError{"--manager: must be modern or 2014, got \"" + v + "\""};

@@ -13,6 +13,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <thread>
 #include <variant>
 
 #include "backends/httpclient/http_api_client.h"
@@ -158,6 +159,19 @@ std::string ReasonOf(Code c) {
   }
 }
 
+// How long after a fail_node its pods are evicted at the latest (3 s grace, 1 s eviction timeout, two
+// 500 ms monitor periods, and room for a loaded machine).
+constexpr Duration kEvictionAfterFailure = std::chrono::seconds(7);
+
+// Node agents run a container's command: one with neither command nor args (images are not pulled)
+// runs the default template's `sleep 3600`.
+void GiveContainersACommand(std::optional<PodTemplateSpec>* t) {
+  if (!t->has_value()) return;
+  for (Container& c : (*t)->spec.containers) {
+    if (c.command.empty() && c.args.empty()) c.command = {"sleep", "3600"};
+  }
+}
+
 // What the runner does at a moment: a scenario event or a follow-up of one.
 struct Action {
   Duration at{0};
@@ -188,6 +202,9 @@ class RealRun {
   Status DeleteController(const DeleteControllerAction& a);
   Result<std::vector<PodPtr>> ChooseTargets(const PodTarget& target);
   Status DeleteOrLabelPods(const PodTarget& target, const Labels* labels);
+  Status KillPods(const PodTarget& target);
+  Status FailNode(const FailNodeAction& a, Duration at);
+  bool agents() const { return stack_ && stack_->node_agents() > 0; }
   void Absorb(const std::deque<Observed>& observed);
   void Relist(bool pods);
   ExpectationOutcome Check(const Expectation& e, std::size_t probe, Duration end);
@@ -224,9 +241,10 @@ Status RealRun::EnsureNamespace(const std::string& ns) {
 
 Status RealRun::CreateController(const ControllerConfig& c) {
   namespaces_[c.name] = c.namespace_;
-  Result<ControllerPtr> rc = Call<Result<ControllerPtr>>([&](const Callback<Result<ControllerPtr>>& cb) {
-    api_->controllers().Create(c.namespace_, ControllerFromConfig(c), cb);
-  });
+  ReplicationController want = ControllerFromConfig(c);
+  if (agents()) GiveContainersACommand(&want.spec.template_);
+  Result<ControllerPtr> rc = Call<Result<ControllerPtr>>(
+      [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Create(c.namespace_, want, cb); });
   if (rc.ok()) monitor_.OnController(observer_->Now(), *rc, false);
   return rc.status();
 }
@@ -241,7 +259,10 @@ Status RealRun::UpdateController(const std::string& name, const UpdateController
     ReplicationController rc = **got;
     if (a.replicas) rc.spec.replicas = *a.replicas;
     if (a.selector) rc.spec.selector = *a.selector;
-    if (a.template_) rc.spec.template_ = *a.template_;
+    if (a.template_) {
+      rc.spec.template_ = *a.template_;
+      if (agents()) GiveContainersACommand(&rc.spec.template_);
+    }
     Result<ControllerPtr> up = Call<Result<ControllerPtr>>(
         [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Update(rc, cb); });
     if (up.ok()) monitor_.OnController(observer_->Now(), *up, false);
@@ -363,8 +384,62 @@ Status RealRun::DeleteOrLabelPods(const PodTarget& target, const Labels* labels)
   return first;
 }
 
+Status RealRun::KillPods(const PodTarget& target) {
+  if (!agents()) return Status(Code::kInvalid, "kill_pods needs node agents");
+  Result<std::vector<PodPtr>> chosen = ChooseTargets(target);
+  if (!chosen.ok()) return chosen.status();
+  // A chosen pod whose container has not started yet is killed once it has (bounded wait).
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(10);
+  for (const PodPtr& p : *chosen) {
+    while (stack_->KillPodContainers(p->metadata.uid) == 0) {
+      if (SteadyClock::now() >= deadline) {
+        return Status(Code::kUnavailable,
+                      "pod " + KeyOf(p->metadata) + " has no running container process to kill after 10s");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  return Status::Ok();
+}
+
+Status RealRun::FailNode(const FailNodeAction& a, Duration at) {
+  if (!agents()) return Status(Code::kInvalid, "fail_node needs node agents");
+  std::vector<int> targets;
+  if (a.node) {
+    targets.push_back(std::stoi(a.node->substr(5)));  // "node-<i>", checked by the parser
+  } else {
+    std::vector<int> up;
+    for (int i = 0; i < stack_->node_agents(); ++i) {
+      if (stack_->NodeAgentUp(i)) up.push_back(i);
+    }
+    const std::size_t k = std::min(up.size(), static_cast<std::size_t>(a.count));
+    for (std::size_t i = 0; i < k; ++i) {
+      std::size_t j = i + static_cast<std::size_t>(rng_() % (up.size() - i));
+      std::swap(up[i], up[j]);
+    }
+    up.resize(k);
+    targets = up;
+  }
+  for (int node : targets) {
+    if (a.for_) {
+      stack_->PauseNodeAgent(node);
+      Log("fail_node: " + RealStack::NodeName(node) + " stopped (SIGSTOP) for " + Seconds(*a.for_));
+      Schedule(at + *a.for_, [this, node] {
+        stack_->ResumeNodeAgent(node);
+        Log("fail_node: " + RealStack::NodeName(node) + " continued (SIGCONT)");
+      });
+    } else {
+      stack_->KillNodeAgent(node);
+      Log("fail_node: " + RealStack::NodeName(node) + " killed (SIGKILL of its agent and containers)");
+    }
+  }
+  return Status::Ok();
+}
+
 Status RealRun::Fire(const ScenarioEvent& e, Duration at) {
   const EventAction& a = e.action;
+  if (const auto* k = std::get_if<KillPodsAction>(&a)) return KillPods(k->target);
+  if (const auto* f = std::get_if<FailNodeAction>(&a)) return FailNode(*f, at);
   if (const auto* d = std::get_if<DeletePodsAction>(&a)) return DeleteOrLabelPods(d->target, nullptr);
   if (const auto* l = std::get_if<LabelPodsAction>(&a)) return DeleteOrLabelPods(l->target, &l->labels);
   if (const auto* sc = std::get_if<ScaleAction>(&a)) {
@@ -656,6 +731,8 @@ RunResult RealRun::Run() {
     so.etcd_binary = o_.etcd_binary;
     so.apiserver_binary = o_.apiserver_binary;
     so.controller_manager_binary = o_.controller_manager_binary;
+    so.node_agent_binary = o_.node_agent_binary;
+    so.node_agents = o_.hollow_nodes ? 0 : s_.cluster.nodes;
     so.manager_flags = ManagerFlags(s_.manager);
     so.seed = seed_;
     Result<std::unique_ptr<RealStack>> stack = RealStack::Start(so);
@@ -683,7 +760,7 @@ RunResult RealRun::Run() {
     if (Status st = EnsureNamespace(ns); !st.ok()) Fail(st.ToString());
   }
   std::unique_ptr<HollowNodes> nodes;
-  if (!existing) {
+  if (!existing && o_.hollow_nodes) {
     nodes = std::make_unique<HollowNodes>(api_.get(), s_.cluster.pod_start_latency.min,
                                           s_.cluster.pod_start_latency.max, seed_);
     nodes->Start();
@@ -725,7 +802,13 @@ RunResult RealRun::Run() {
     });
   }
 
-  const Duration settle = s_.SettleTime();
+  Duration settle = s_.SettleTime();
+  // The evictions a fail_node brings are work the watch cannot see coming: the node lifecycle
+  // controller acts about 4 s after the failure (kNodeLifecycleFlags); the run does not end before.
+  for (const ScenarioEvent& e : s_.events) {
+    if (std::holds_alternative<FailNodeAction>(e.action))
+      settle = std::max(settle, e.at + kEvictionAfterFailure);
+  }
   const Duration quiet = s_.QuietPeriod();
   Duration end{0};
   while (true) {
@@ -802,7 +885,10 @@ RunResult RealRun::Run() {
     std::error_code ec;
     const std::filesystem::path to = std::filesystem::path(o_.logs_dir) / (s_.name + ".logs");
     std::filesystem::create_directories(to, ec);
-    for (const char* log : {"etcd.log", "apiserver.log", "controller-manager.log"}) {
+    std::vector<std::string> logs = {"etcd.log", "apiserver.log", "controller-manager.log",
+                                     "cluster-controllers.log"};
+    for (int i = 0; i < stack_->node_agents(); ++i) logs.push_back(RealStack::NodeName(i) + ".log");
+    for (const std::string& log : logs) {
       std::filesystem::copy_file(std::filesystem::path(stack_->temp_dir()) / log, to / log,
                                  std::filesystem::copy_options::overwrite_existing, ec);
     }
@@ -814,7 +900,7 @@ RunResult RealRun::Run() {
 
 }  // namespace
 
-std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_cluster) {
+std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_cluster, bool hollow_nodes) {
   std::vector<std::string> out;
   auto add = [&](const std::string& pointer, const std::string& why) {
     out.push_back(s.file + ": " + pointer + ": " + why);
@@ -824,6 +910,12 @@ std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_clust
         "real mode cannot set it (the controller-manager has no flag for it; it uses " +
             std::to_string(ManagerConfig{}.burst_replicas) + ")");
   }
+  if (!existing_cluster && !hollow_nodes && s.cluster.nodes > kMaxNodeAgents) {
+    add("/cluster/nodes", "real mode runs one node-agent process per node, at most " +
+                              std::to_string(kMaxNodeAgents) + ", got " + std::to_string(s.cluster.nodes) +
+                              " (--hollow-nodes runs any number of hollow nodes, without kill_pods and "
+                              "fail_node)");
+  }
   if (s.manager.kind != "modern") {
     add("/manager/kind", "the " + s.manager.kind + " manager runs only in the simulation");
   }
@@ -832,8 +924,13 @@ std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_clust
     const std::string pointer = "/events/" + std::to_string(i) + "/" + e.kind;
     if (std::holds_alternative<KillPodsAction>(e.action) ||
         std::holds_alternative<FailNodeAction>(e.action)) {
-      add(pointer,
-          "not supported in real mode yet: it needs node agents running the pods as processes (issue 10)");
+      if (existing_cluster) {
+        add(pointer,
+            "needs the node agents rcsim starts itself (it signals their processes); not with "
+            "--kubeconfig");
+      } else if (hollow_nodes) {
+        add(pointer, "needs node agents running the pods as processes; not with --hollow-nodes");
+      }
       continue;
     }
     const bool needs_stack = std::holds_alternative<RestartManagerAction>(e.action) ||

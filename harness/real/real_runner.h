@@ -1,13 +1,20 @@
 // The real mode of the harness (rcsim run --real): one scenario against real processes.
 //
 // RunScenarioReal starts a RealStack (etcd, apiserver, FaultProxy, controller-manager with the
-// scenario's manager options as flags), HollowNodes that start the pods the manager creates (after
-// cluster.pod_start_latency), and a watch of every pod and replication controller on the API server
-// that feeds a RealMonitor with wall-clock times. It creates the scenario's controllers at time 0
-// and fires each event at its `at` on the wall clock (ties in file order):
+// scenario's manager options as flags, the cluster controllers, one node agent per cluster.nodes, at
+// most kMaxNodeAgents) whose agents run the pods as processes (a container with neither command nor
+// args runs `sleep 3600`, the default template's command) — or, with hollow_nodes, HollowNodes that
+// write the status of the pods the manager creates (after cluster.pod_start_latency) and run nothing
+// — and a watch of every pod and replication controller on the API server that feeds a RealMonitor
+// with wall-clock times. It creates the scenario's controllers at time 0 and fires each event at its
+// `at` on the wall clock (ties in file order):
 //   scale / update_controller / create_controller / delete_controller / delete_pods / label_pods
 //     through the API (direct, never through the proxy);
 //   restart_manager: SIGKILL of the controller-manager, a new one started after `down`;
+//   kill_pods: SIGKILL of the chosen pods' container processes (their agents restart them per
+//     restartPolicy; the pods stay);
+//   fail_node: SIGKILL of the node's agent and its containers (for `for`: SIGSTOP, SIGCONT after),
+//     the node lifecycle controller evicting its pods after its grace period;
 //   partition_manager / api_faults / watch_faults (drop, delay) / stale_reads: through the proxy;
 //   watch_faults.compact: an etcd compaction at its current revision.
 // The run ends by the simulation's rule (settle time, then a quiet period; or `duration`), on the wall
@@ -31,10 +38,17 @@
 
 namespace rcsim {
 
+// Node agents real mode starts at most (each is a process; each pod two more: its container, its shim).
+inline constexpr int kMaxNodeAgents = 16;
+
 struct RealRunOptions {
   std::string etcd_binary = "/usr/bin/etcd";
   std::string apiserver_binary;
   std::string controller_manager_binary;
+  std::string node_agent_binary;
+  // Hollow nodes instead of node agents: pods get a Running status and run nothing (any number of
+  // nodes and pods; kill_pods and fail_node are refused).
+  bool hollow_nodes = false;
   std::string kubeconfig;  // non-empty: an existing cluster, nothing started
   std::string context;
   double wall_timeout_seconds = 0;  // > 0: stop and fail a run past this
@@ -47,7 +61,8 @@ struct RealRunOptions {
   std::function<void(const std::string&)> log;
 };
 
-std::vector<std::string> RealModeProblems(const Scenario& scenario, bool existing_cluster);
+std::vector<std::string> RealModeProblems(const Scenario& scenario, bool existing_cluster,
+                                          bool hollow_nodes = false);
 
 // The controller-manager flags for the scenario's manager options.
 std::vector<std::string> ManagerFlags(const ManagerConfig& manager);

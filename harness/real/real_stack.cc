@@ -3,7 +3,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -111,8 +113,145 @@ Result<std::unique_ptr<RealStack>> RealStack::Start(RealStackOptions options) {
   Result<std::unique_ptr<FaultProxy>> proxy = FaultProxy::Start(po);
   if (!proxy.ok()) return proxy.status();
   s->proxy_ = std::move(proxy).value();
+  // The cluster controllers, straight against the API server: the garbage collector and the pod GC;
+  // with node agents also the node lifecycle controller (short periods) and the scheduler. (Without
+  // nodes a scheduler would only write PodScheduled=False over the hollow nodes' status.)
+  const bool nodes = s->options_.node_agents > 0;
+  std::vector<std::string> cluster_args = {
+      s->options_.controller_manager_binary,
+      "--apiserver=" + s->api_url(),
+      "--leader-elect=false",
+      "--kube-api-qps=-1",
+      "--port=-1",
+      nodes ? "--controllers=garbagecollector,podgc,nodelifecycle,scheduler"
+            : "--controllers=garbagecollector,podgc"};
+  if (nodes)
+    cluster_args.insert(cluster_args.end(), std::begin(kNodeLifecycleFlags), std::end(kNodeLifecycleFlags));
+  if (Status st = s->cluster_.Spawn(cluster_args, s->temp_dir_ + "/cluster-controllers.log"); !st.ok())
+    return st;
+  if (Status st = s->WaitLog(s->cluster_, "cluster controllers", "controller-manager running", 0); !st.ok()) {
+    return st;
+  }
+  if (nodes) {
+    // A killed agent's shims (children of the agent, in sessions of their own) come to rcsim, which
+    // reaps them at Stop, rather than to an init that may not.
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    for (int i = 0; i < s->options_.node_agents; ++i) {
+      s->agents_.push_back(std::make_unique<ChildProcess>());
+      s->paused_.push_back(false);
+      const std::vector<std::string> args = {s->options_.node_agent_binary,
+                                             "--apiserver=" + s->api_url(),
+                                             "--node-name=" + NodeName(i),
+                                             "--root-dir=" + s->NodeRoot(i),
+                                             std::string("--node-status-update-frequency=") + kNodeHeartbeat,
+                                             "--orphan-grace=1s"};
+      if (Status st = s->agents_.back()->Spawn(args, s->temp_dir_ + "/" + NodeName(i) + ".log"); !st.ok()) {
+        return st;
+      }
+    }
+    for (int i = 0; i < s->options_.node_agents; ++i) {
+      if (Status st = s->WaitLog(*s->agents_[i], NodeName(i) + " agent", "node-agent running", 0); !st.ok()) {
+        return st;
+      }
+    }
+    if (Status st = s->WaitNodesReady(); !st.ok()) return st;
+  }
   if (Status st = s->StartManager(); !st.ok()) return st;
   return s;
+}
+
+std::string RealStack::NodeRoot(int i) const { return temp_dir_ + "/nodes/" + NodeName(i); }
+
+Status RealStack::WaitNodesReady() {
+  const auto deadline = SteadyClock::now() + options_.start_timeout;
+  std::string last;
+  while (true) {
+    last = Body(HttpRequest(api_port_, "GET", "/api/v1/nodes"));
+    nlohmann::json j = nlohmann::json::parse(last, nullptr, /*allow_exceptions=*/false);
+    int ready = 0;
+    if (j.is_object() && j.contains("items") && j["items"].is_array()) {
+      for (const nlohmann::json& n : j["items"]) {
+        for (const nlohmann::json& c :
+             n.value("status", nlohmann::json::object()).value("conditions", nlohmann::json::array())) {
+          if (c.value("type", "") == "Ready" && c.value("status", "") == "True") ++ready;
+        }
+      }
+    }
+    if (ready >= options_.node_agents) return Status::Ok();
+    if (SteadyClock::now() >= deadline) {
+      return Status(Code::kUnavailable, std::to_string(ready) + " of " +
+                                            std::to_string(options_.node_agents) +
+                                            " nodes Ready in time; last list: " + last.substr(0, 2000));
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
+}
+
+std::vector<AgentContainer> RealStack::Containers(int i) const {
+  if (i >= 0) return LiveAgentContainers(NodeRoot(i));
+  std::vector<AgentContainer> all;
+  for (int n = 0; n < node_agents(); ++n) {
+    std::vector<AgentContainer> some = LiveAgentContainers(NodeRoot(n));
+    all.insert(all.end(), some.begin(), some.end());
+  }
+  return all;
+}
+
+int RealStack::KillPodContainers(const std::string& pod_uid) {
+  std::vector<AgentContainer> of_pod;
+  for (const AgentContainer& c : Containers()) {
+    if (c.pod_uid == pod_uid) of_pod.push_back(c);
+  }
+  return SignalContainers(of_pod, SIGKILL);
+}
+
+void RealStack::KillNodeAgent(int i) {
+  agents_.at(i)->Kill();  // first, so that it restarts nothing
+  // Until they are gone (a SIGKILLed process dies at once, but not within the kill() call).
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(2);
+  while (SignalContainers(Containers(i), SIGKILL) > 0 && SteadyClock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  paused_.at(i) = false;
+}
+
+void RealStack::PauseNodeAgent(int i) {
+  if (!agents_.at(i)->Running() || paused_.at(i)) return;
+  kill(agents_[i]->pid(), SIGSTOP);
+  SignalContainers(Containers(i), SIGSTOP);
+  paused_[i] = true;
+}
+
+void RealStack::ResumeNodeAgent(int i) {
+  if (!paused_.at(i)) return;
+  SignalContainers(Containers(i), SIGCONT);
+  if (agents_[i]->Running()) kill(agents_[i]->pid(), SIGCONT);
+  paused_[i] = false;
+}
+
+bool RealStack::NodeAgentUp(int i) { return agents_.at(i)->Running() && !paused_.at(i); }
+
+void RealStack::StopContainers() {
+  // The agents first (SIGKILL: on SIGTERM an agent leaves its containers running, as a kubelet
+  // restart does, and a live one would restart what is killed next), then every container's group.
+  for (auto& a : agents_) a->Kill();
+  std::vector<pid_t> shims;
+  for (int i = 0; i < node_agents(); ++i) {
+    SignalContainers(LiveAgentContainers(NodeRoot(i)), SIGKILL);
+    std::vector<pid_t> some = RecordedShimPids(NodeRoot(i));
+    shims.insert(shims.end(), some.begin(), some.end());
+  }
+  // The shims exit once their container is gone; those re-parented to rcsim are reaped here (a
+  // shim that is not rcsim's child answers ECHILD).
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(5);
+  while (!shims.empty() && SteadyClock::now() < deadline) {
+    std::vector<pid_t> left;
+    for (pid_t p : shims) {
+      if (waitpid(p, nullptr, WNOHANG) == 0) left.push_back(p);
+    }
+    shims.swap(left);
+    if (!shims.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 RealStack::~RealStack() { Stop(); }
@@ -121,6 +260,8 @@ void RealStack::Stop() {
   if (stopped_) return;
   stopped_ = true;
   manager_.Terminate();
+  cluster_.Terminate();
+  StopContainers();
   if (proxy_) proxy_->Stop();
   apiserver_.Terminate();
   etcd_.Terminate();
@@ -194,29 +335,27 @@ Status RealStack::StartManager() {
                                    "--leader-elect=false",
                                    "--kube-api-qps=-1",
                                    "--port=-1",
-                                   "--controllers=*,-scheduler"};
+                                   "--controllers=replicationcontroller"};
   args.insert(args.end(), options_.manager_flags.begin(), options_.manager_flags.end());
   if (Status st = manager_.Spawn(args, log); !st.ok()) return st;
-  return WaitManager(offset);
+  return WaitLog(manager_, "controller-manager", "replication manager started", offset);
 }
 
 void RealStack::KillManager() { manager_.Kill(); }
 
-Status RealStack::WaitManager(std::size_t log_offset) {
+Status RealStack::WaitLog(ChildProcess& p, const std::string& what, const std::string& needle,
+                          std::size_t log_offset) {
   const auto deadline = SteadyClock::now() + options_.start_timeout;
   while (true) {
-    if (!manager_.Running()) {
-      return Status(Code::kUnavailable,
-                    "controller-manager exited during start-up; log tail:\n" + manager_.LogTail());
-    }
-    std::ifstream in(manager_.log_path());
+    if (!p.Running())
+      return Status(Code::kUnavailable, what + " exited during start-up; log tail:\n" + p.LogTail());
+    std::ifstream in(p.log_path());
     in.seekg(static_cast<std::streamoff>(log_offset));
     std::stringstream ss;
     ss << in.rdbuf();
-    if (ss.str().find("replication manager started") != std::string::npos) return Status::Ok();
+    if (ss.str().find(needle) != std::string::npos) return Status::Ok();
     if (SteadyClock::now() >= deadline) {
-      return Status(Code::kUnavailable,
-                    "controller-manager did not start in time; log tail:\n" + manager_.LogTail());
+      return Status(Code::kUnavailable, what + " did not start in time; log tail:\n" + p.LogTail());
     }
     std::this_thread::sleep_for(kPoll);
   }
@@ -237,8 +376,11 @@ Result<int64_t> RealStack::CompactEtcd() {
 
 std::vector<pid_t> RealStack::pids() {
   std::vector<pid_t> out;
-  for (ChildProcess* p : {&etcd_, &apiserver_, &manager_}) {
+  for (ChildProcess* p : {&etcd_, &apiserver_, &manager_, &cluster_}) {
     if (p->Running()) out.push_back(p->pid());
+  }
+  for (auto& a : agents_) {
+    if (a->Running()) out.push_back(a->pid());
   }
   return out;
 }
@@ -251,11 +393,14 @@ std::vector<int> RealStack::ports() const {
 
 std::string RealStack::Describe() {
   auto pid = [](ChildProcess& p) { return p.Running() ? std::to_string(p.pid()) : std::string("-"); };
+  std::string agents;
+  for (int i = 0; i < node_agents(); ++i) agents += ", " + NodeName(i) + " pid=" + pid(*agents_[i]);
   return "etcd pid=" + pid(etcd_) + " ports=" + std::to_string(etcd_client_port_) + "," +
          std::to_string(etcd_peer_port_) + ", apiserver pid=" + pid(apiserver_) +
          " port=" + std::to_string(api_port_) +
          ", proxy port=" + (proxy_ ? std::to_string(proxy_->port()) : std::string("-")) +
-         ", controller-manager pid=" + pid(manager_) + ", dir=" + temp_dir_;
+         ", controller-manager pid=" + pid(manager_) + ", cluster-controllers pid=" + pid(cluster_) + agents +
+         ", dir=" + temp_dir_;
 }
 
 }  // namespace rcsim

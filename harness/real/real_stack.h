@@ -1,16 +1,28 @@
 // RealStack: the processes of one real-mode run (rcsim run --real), on free loopback ports with one
-// temporary directory (etcd's data, every log):
+// temporary directory (etcd's data, every log, the node agents' root dirs):
 //   etcd (Debian's etcd-server)  <-  apiserver (apps/apiserver)  <-  FaultProxy  <-  controller-manager
-// The manager reaches the API server only through the in-process FaultProxy, so the harness can
-// inject the API faults of a scenario; the harness itself (its actions, its watch, the hollow nodes)
-// talks to the API server directly. The manager runs with --leader-elect=false (a restarted manager
-// must not wait out its predecessor's lease) and --kube-api-qps=-1 (no client rate limit, as the
-// simulated manager has none).
+//                                      ^-  cluster controllers (a second controller-manager), node agents
+// The manager (--controllers=replicationcontroller) reaches the API server only through the
+// in-process FaultProxy, so the harness can inject the API faults of a scenario into the manager
+// alone, as the simulation does. A second controller-manager process runs the cluster controllers
+// (garbage collector, pod GC and, with node agents, the node lifecycle controller and the scheduler)
+// straight against the API server, as do the node agents and the harness itself (its actions, its
+// watch, the hollow nodes). Both run with --leader-elect=false (a restarted manager must not wait
+// out its predecessor's lease) and --kube-api-qps=-1 (no client rate limit, as the simulated manager
+// has none).
 //
-// Stop() (and the destructor) stops every process it started (SIGTERM, then SIGKILL), the proxy, and
-// removes the temporary directory; a child that outlives rcsim is killed by the kernel
-// (PR_SET_PDEATHSIG). Start and the process controls must be called from one thread that outlives
-// the children (rcsim's main thread).
+// With node_agents > 0, agents node-0 .. node-<n-1> (apps/node-agent) run the pods as processes;
+// they heartbeat every 500ms and the node lifecycle controller runs with short periods
+// (kNodeLifecycleFlags: a node silent for 3s is unreachable, its pods are evicted 1s later). rcsim
+// becomes a child subreaper (PR_SET_CHILD_SUBREAPER) so the shims of a killed agent's containers are
+// re-parented to it and reaped at Stop.
+//
+// Stop() (and the destructor) stops every process it started (SIGTERM, then SIGKILL; the node agents
+// and every container process they started with SIGKILL), the proxy, and removes the temporary
+// directory; a child that outlives rcsim is killed by the kernel (PR_SET_PDEATHSIG; containers, which
+// must survive an agent restart, are not: if rcsim itself is SIGKILLed they live until their command
+// ends). Start and the process controls must be called from one thread that outlives the children
+// (rcsim's main thread).
 #ifndef RCSIM_HARNESS_REAL_REAL_STACK_H_
 #define RCSIM_HARNESS_REAL_REAL_STACK_H_
 
@@ -23,6 +35,7 @@
 #include "backends/faultproxy/fault_proxy.h"
 #include "engine/status.h"
 #include "engine/time.h"
+#include "harness/real/agent_containers.h"
 #include "harness/real/child_process.h"
 
 namespace rcsim {
@@ -31,17 +44,25 @@ struct RealStackOptions {
   std::string etcd_binary = "/usr/bin/etcd";
   std::string apiserver_binary;
   std::string controller_manager_binary;
+  std::string node_agent_binary;
   std::vector<std::string> manager_flags;  // appended to the manager's command line
+  int node_agents = 0;                     // > 0: that many node agents, the scheduler on
   uint64_t seed = 1;                       // the proxy's fault draws
   Duration start_timeout = std::chrono::seconds(30);
   Duration proxy_timeout = std::chrono::seconds(1);  // how long a timed-out call is held
 };
 
+// The node lifecycle flags of the cluster controllers when node agents run, and the agents' heartbeat.
+inline constexpr const char* kNodeLifecycleFlags[] = {
+    "--node-monitor-period=500ms", "--node-monitor-grace-period=3s", "--pod-eviction-timeout=1s"};
+inline constexpr const char* kNodeHeartbeat = "500ms";
+
 class RealStack {
  public:
-  // Starts etcd, the apiserver, the proxy and the manager, each waited for (etcd healthy, the API
-  // server answering /readyz, the manager's log saying it started). On failure everything started is
-  // stopped and the error carries the failing process's log tail.
+  // Starts etcd, the apiserver, the proxy, the cluster controllers, the node agents and the manager,
+  // each waited for (etcd healthy, the API server answering /readyz, the controller-managers' and
+  // agents' logs saying they started, every node Ready). On failure everything started is stopped and
+  // the error carries the failing process's log tail.
   static Result<std::unique_ptr<RealStack>> Start(RealStackOptions options);
   ~RealStack();
   RealStack(const RealStack&) = delete;
@@ -64,25 +85,46 @@ class RealStack {
   // Compacts etcd at its current revision (physical); the revision.
   Result<int64_t> CompactEtcd();
 
-  // Every process's pid (running ones), every port, the temporary directory: for logs and for the
+  // Node agents, by index (node-<i>).
+  int node_agents() const { return static_cast<int>(agents_.size()); }
+  static std::string NodeName(int i) { return "node-" + std::to_string(i); }
+  // The live container processes of one node (i >= 0) or of every node (i < 0).
+  std::vector<AgentContainer> Containers(int i = -1) const;
+  // SIGKILL of each live container process (its group) of the pod; how many.
+  int KillPodContainers(const std::string& pod_uid);
+  // A node fails: SIGKILL of its agent, then of its containers. It stays down.
+  void KillNodeAgent(int i);
+  // A node freezes: SIGSTOP of its agent and its containers; ResumeNodeAgent sends SIGCONT.
+  void PauseNodeAgent(int i);
+  void ResumeNodeAgent(int i);
+  // Running and not paused.
+  bool NodeAgentUp(int i);
+
+  // Every process's pid (running ones: etcd, apiserver, manager, cluster controllers, node agents;
+  // not the containers, see Containers()), every port, the temporary directory: for logs and for the
   // test that checks nothing is left behind.
   std::vector<pid_t> pids();
   std::vector<int> ports() const;
   const std::string& temp_dir() const { return temp_dir_; }
-  // One line: "etcd pid=... port=..., apiserver pid=... port=..., proxy port=..., manager pid=...,
-  // dir=...".
+  // One line: "etcd pid=... ports=...,..., apiserver pid=... port=..., proxy port=...,
+  // controller-manager pid=..., cluster-controllers pid=..., node-0 pid=..., ..., dir=...".
   std::string Describe();
 
  private:
   explicit RealStack(RealStackOptions options) : options_(std::move(options)) {}
   Status WaitEtcd();
   Status WaitApiServer();
-  Status WaitManager(std::size_t log_offset);
+  Status WaitLog(ChildProcess& p, const std::string& what, const std::string& needle, std::size_t log_offset);
+  Status WaitNodesReady();
+  std::string NodeRoot(int i) const;
+  void StopContainers();
 
   RealStackOptions options_;
   std::string temp_dir_;
   int etcd_client_port_ = 0, etcd_peer_port_ = 0, api_port_ = 0;
-  ChildProcess etcd_, apiserver_, manager_;
+  ChildProcess etcd_, apiserver_, manager_, cluster_;
+  std::vector<std::unique_ptr<ChildProcess>> agents_;
+  std::vector<bool> paused_;  // by agent index
   std::unique_ptr<FaultProxy> proxy_;
   bool stopped_ = false;
 };

@@ -1,5 +1,5 @@
-// RealStack and the real runner over real processes: etcd (Debian's etcd-server), apps/apiserver and
-// apps/controller-manager. Every process started is gone at the end, every port free again and the
+// RealStack and the real runner over real processes: etcd (Debian's etcd-server), apps/apiserver,
+// apps/controller-manager and apps/node-agent. Every process started is gone at the end, every port free again and the
 // temporary directory removed, also when a child `rcsim run --real` is interrupted by SIGINT.
 #include "harness/real/real_stack.h"
 
@@ -15,10 +15,13 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <regex>
 #include <sstream>
 #include <thread>
 
+#include "backends/httpclient/http_api_client.h"
+#include "harness/event_injector.h"
 #include "harness/real/real_runner.h"
 #include "harness/scenario.h"
 
@@ -35,6 +38,7 @@ RealStackOptions Options() {
   RealStackOptions o;
   o.apiserver_binary = RCSIM_APISERVER_BINARY;
   o.controller_manager_binary = RCSIM_CONTROLLER_MANAGER_BINARY;
+  o.node_agent_binary = RCSIM_NODE_AGENT_BINARY;
   return o;
 }
 
@@ -76,7 +80,7 @@ TEST(RealStackTest, StartsEveryProcessAndStopLeavesNothingBehind) {
   std::vector<pid_t> pids = (*stack)->pids();
   std::vector<int> ports = (*stack)->ports();
   const std::string dir = (*stack)->temp_dir();
-  EXPECT_EQ(pids.size(), 3u);   // etcd, apiserver, controller-manager
+  EXPECT_EQ(pids.size(), 4u);   // etcd, apiserver, controller-manager, cluster controllers
   EXPECT_EQ(ports.size(), 4u);  // etcd client and peer, apiserver, proxy
   EXPECT_TRUE(std::filesystem::exists(dir + "/etcd"));
   for (int p : ports) EXPECT_FALSE(PortFree(p)) << "port " << p << " should be in use";
@@ -102,6 +106,118 @@ TEST(RealStackTest, RestartsTheManagerAndEtcdAndCompacts) {
   EXPECT_GT(*rev, 0);
 }
 
+template <typename T>
+T Call(const std::function<void(Callback<T>)>& call) {
+  auto p = std::make_shared<std::promise<T>>();
+  std::future<T> f = p->get_future();
+  call([p](T v) { p->set_value(std::move(v)); });
+  return f.get();
+}
+
+// Polls `done` every 20 ms until it holds or `limit` passes.
+bool Eventually(const std::function<bool()>& done, Duration limit = std::chrono::seconds(30)) {
+  const auto deadline = SteadyClock::now() + limit;
+  while (SteadyClock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+// Node agents run the pods as processes: a SIGKILLed container is restarted in place (restartCount 1,
+// same pod); a killed agent's node is marked unreachable and its pods evicted and re-created on the
+// other node; a paused agent resumes; Stop leaves no container or shim behind.
+TEST(RealStackTest, NodeAgentsRunThePodsAsProcesses) {
+  RealStackOptions o = Options();
+  o.node_agents = 2;
+  auto stack = RealStack::Start(o);
+  ASSERT_TRUE(stack.ok()) << stack.status().ToString();
+  RealStack& s = **stack;
+  EXPECT_EQ(s.pids().size(), 6u);  // etcd, apiserver, two controller-managers, two agents
+  HttpApiClientOptions ao;
+  ao.base_url = s.api_url();
+  auto api = HttpApiClient::Create(ao);
+  ASSERT_TRUE(api.ok()) << api.status().ToString();
+  ControllerConfig web;
+  web.name = "web";
+  web.replicas = 4;
+  web.selector = {{"app", "web"}};
+  web.template_.metadata.labels = web.selector;
+  Container c;
+  c.name = "sleep";
+  c.image = "busybox";
+  c.command = {"sleep", "600"};
+  web.template_.spec.containers.push_back(c);
+  Result<HttpReply> ns = Call<Result<HttpReply>>([&](const Callback<Result<HttpReply>>& cb) {
+    (*api)->Send("POST", "/api/v1/namespaces",
+                 R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default"}})", cb);
+  });
+  ASSERT_TRUE(ns.ok()) << ns.status().ToString();
+  Result<ControllerPtr> created = Call<Result<ControllerPtr>>([&](const Callback<Result<ControllerPtr>>& cb) {
+    (*api)->controllers().Create("default", ControllerFromConfig(web), cb);
+  });
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  auto pods = [&] {
+    Result<ObjectList<Pod>> l =
+        Call<Result<ObjectList<Pod>>>([&](const Callback<Result<ObjectList<Pod>>>& cb) {
+          (*api)->pods().List("default", ListOptions{}, cb);
+        });
+    return l.ok() ? l->items : std::vector<PodPtr>{};
+  };
+  auto ready_on = [&](int want, const std::string& not_on) {
+    int n = 0;
+    for (const PodPtr& p : pods()) {
+      if (IsActive(*p) && IsReady(*p) && p->spec.node_name != not_on) ++n;
+    }
+    return n == want;
+  };
+  ASSERT_TRUE(Eventually([&] { return ready_on(4, "") && s.Containers().size() == 4; }));
+
+  // kill_pods: SIGKILL of one pod's container; its agent starts it again, the pod stays.
+  const AgentContainer victim = s.Containers().front();
+  ASSERT_EQ(s.KillPodContainers(victim.pod_uid), 1);
+  ASSERT_TRUE(Eventually([&] {
+    for (const PodPtr& p : pods()) {
+      if (p->metadata.uid == victim.pod_uid && IsReady(*p) && !p->status.container_statuses.empty() &&
+          p->status.container_statuses[0].restart_count == 1) {
+        for (const AgentContainer& now : s.Containers()) {
+          if (now.pod_uid == victim.pod_uid && now.pid != victim.pid) return true;
+        }
+      }
+    }
+    return false;
+  })) << "the killed container was not restarted in place";
+  EXPECT_EQ(pods().size(), 4u);
+
+  // fail_node for a while: SIGSTOP of node-1's agent and containers, SIGCONT after.
+  const std::size_t on_1 = s.Containers(1).size();
+  s.PauseNodeAgent(1);
+  EXPECT_FALSE(s.NodeAgentUp(1));
+  s.ResumeNodeAgent(1);
+  EXPECT_TRUE(s.NodeAgentUp(1));
+  EXPECT_EQ(s.Containers(1).size(), on_1);
+
+  // fail_node for good: node-0's agent and containers die; after the grace period its pods are
+  // evicted and the manager's replacements run on node-1.
+  std::vector<AgentContainer> on_0 = s.Containers(0);
+  s.KillNodeAgent(0);
+  EXPECT_FALSE(s.NodeAgentUp(0));
+  for (const AgentContainer& gone : on_0) EXPECT_TRUE(Gone(gone.pid)) << gone.pod_name;
+  EXPECT_TRUE(s.Containers(0).empty());
+  ASSERT_TRUE(Eventually([&] { return ready_on(4, "node-0") && s.Containers(1).size() == 4; }))
+      << "node-0's pods were not re-created on node-1";
+
+  std::vector<AgentContainer> all = s.Containers();
+  const std::string dir = s.temp_dir();
+  s.Stop();
+  for (const AgentContainer& left : all) {
+    EXPECT_TRUE(Gone(left.pid)) << left.pod_name;
+    EXPECT_TRUE(Gone(left.shim_pid)) << left.pod_name << "'s shim";
+  }
+  for (const AgentContainer& left : on_0) EXPECT_TRUE(Gone(left.shim_pid)) << left.pod_name << "'s shim";
+  EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
 Scenario Parse(const std::string& yaml) {
   Result<Scenario> s = ParseScenarioText(yaml, "test.yaml", DocumentFormat::kYaml);
   EXPECT_TRUE(s.ok()) << s.status().ToString();
@@ -119,20 +235,34 @@ events:
 expect:
   - api_calls: {at_most: 100}
 )");
-  std::vector<std::string> own = RealModeProblems(s, false);
-  ASSERT_EQ(own.size(), 1u);
-  EXPECT_NE(own[0].find("test.yaml: /events/1/kill_pods: "), std::string::npos) << own[0];
+  EXPECT_TRUE(RealModeProblems(s, false).empty());  // node agents run the pods: kill_pods is done
+  std::vector<std::string> hollow = RealModeProblems(s, false, /*hollow_nodes=*/true);
+  ASSERT_EQ(hollow.size(), 1u);
+  EXPECT_NE(hollow[0].find("test.yaml: /events/1/kill_pods: "), std::string::npos) << hollow[0];
   std::vector<std::string> existing = RealModeProblems(s, true);
   ASSERT_EQ(existing.size(), 3u);
+  EXPECT_NE(existing[0].find("/events/1/kill_pods"), std::string::npos) << existing[0];
   EXPECT_NE(existing[1].find("/events/2/restart_manager"), std::string::npos) << existing[1];
   EXPECT_NE(existing[2].find("/expect/0/api_calls"), std::string::npos) << existing[2];
+  // More nodes than node agents real mode starts: refused, unless hollow.
+  Scenario big = Parse(R"(
+name: big
+cluster: {nodes: 17}
+controllers: [{name: web, replicas: 2}]
+expect: []
+)");
+  std::vector<std::string> too_many = RealModeProblems(big, false);
+  ASSERT_EQ(too_many.size(), 1u);
+  EXPECT_NE(too_many[0].find("test.yaml: /cluster/nodes: "), std::string::npos) << too_many[0];
+  EXPECT_NE(too_many[0].find("at most 16"), std::string::npos) << too_many[0];
+  EXPECT_TRUE(RealModeProblems(big, false, /*hollow_nodes=*/true).empty());
 }
 
 TEST(RealRunnerTest, AScenarioWithAManagerCrashAndApiFaultsPasses) {
   Scenario s = Parse(R"(
 name: real-runner-test
 duration: 1m
-cluster: {pod_start_latency: {min: 50ms, max: 200ms}}
+cluster: {nodes: 3, pod_start_latency: {min: 50ms, max: 200ms}}
 manager: {resync: 2s}
 controllers: [{name: web, replicas: 4}]
 events:
@@ -150,6 +280,7 @@ expect:
   RealRunOptions o;
   o.apiserver_binary = RCSIM_APISERVER_BINARY;
   o.controller_manager_binary = RCSIM_CONTROLLER_MANAGER_BINARY;
+  o.node_agent_binary = RCSIM_NODE_AGENT_BINARY;
   RunResult r = RunScenarioReal(s, 1, o);
   EXPECT_TRUE(r.passed) << r.error;
   for (const ExpectationOutcome& e : r.expectations) EXPECT_TRUE(e.passed) << e.text << ": " << e.detail;
@@ -158,6 +289,36 @@ expect:
   EXPECT_GT(r.api_calls.at("create"), 8u);  // the refused creates count too
   // While creates were refused, 3 pods were missing: not converged at 4.5s + a little.
   EXPECT_EQ(r.end_reason, "quiet");
+}
+
+// kill_pods and fail_node on node agents: the run passes, and what the watch saw shows the failed
+// node's pods evicted (active below 4) and replaced.
+TEST(RealRunnerTest, KillPodsAndFailNodeRunOnNodeAgents) {
+  Scenario s = Parse(R"(
+name: real-runner-nodes
+duration: 1m
+cluster: {nodes: 2}
+manager: {resync: 2s}
+controllers: [{name: web, replicas: 4}]
+events:
+  - {at: 1s, kill_pods: {selector: {app: web}, count: 2}}
+  - {at: 2s, fail_node: {node: node-0}}
+expect:
+  - never_above: {controller: web, active: 4}
+  - never_below: {controller: web, ready: 4, after: 9s}
+  - final: {controller: web, running: 4}
+  - status_matches: {controller: web}
+)");
+  RealRunOptions o;
+  o.apiserver_binary = RCSIM_APISERVER_BINARY;
+  o.controller_manager_binary = RCSIM_CONTROLLER_MANAGER_BINARY;
+  o.node_agent_binary = RCSIM_NODE_AGENT_BINARY;
+  RunResult r = RunScenarioReal(s, 1, o);
+  EXPECT_TRUE(r.passed) << r.error;
+  for (const ExpectationOutcome& e : r.expectations) EXPECT_TRUE(e.passed) << e.text << ": " << e.detail;
+  bool evicted = false;
+  for (const SeriesPoint& p : r.totals) evicted = evicted || (p.t > std::chrono::seconds(2) && p.active < 4);
+  EXPECT_TRUE(evicted) << "node-0's pods were never evicted";
 }
 
 // A child `rcsim run --real` interrupted by SIGINT stops every process it started, frees their
@@ -169,6 +330,7 @@ TEST(RealRunnerTest, SigintToRcsimStopsEverythingItStarted) {
   std::ofstream(dir + "/long.yaml") << R"(
 name: long
 duration: 10m
+cluster: {nodes: 2}
 manager: {resync: 2s}
 controllers: [{name: web, replicas: 3}]
 events:
@@ -184,7 +346,8 @@ expect:
     dup2(fd, STDERR_FILENO);
     dup2(fd, STDOUT_FILENO);
     execl(RCSIM_BINARY, RCSIM_BINARY, "run", "--real", (dir + "/long.yaml").c_str(), "--apiserver-binary",
-          RCSIM_APISERVER_BINARY, "--controller-manager-binary", RCSIM_CONTROLLER_MANAGER_BINARY, nullptr);
+          RCSIM_APISERVER_BINARY, "--controller-manager-binary", RCSIM_CONTROLLER_MANAGER_BINARY,
+          "--node-agent-binary", RCSIM_NODE_AGENT_BINARY, nullptr);
     _exit(127);
   }
   // Wait until the stack is up (its line names every pid, port and the directory).
@@ -212,11 +375,23 @@ expect:
     if ((*it)[2].matched) ports.push_back(std::stoi((*it)[2]));
   }
   if (std::regex_search(desc, m, dir_re)) temp = m[1];
-  ASSERT_EQ(pids.size(), 3u) << desc;
+  // etcd, apiserver, controller-manager, cluster controllers, 2 node agents.
+  ASSERT_EQ(pids.size(), 6u) << desc;
   ASSERT_EQ(ports.size(), 4u) << desc;
   ASSERT_FALSE(temp.empty()) << desc;
   EXPECT_TRUE(std::filesystem::exists(temp));
   for (pid_t p : pids) EXPECT_EQ(kill(p, 0), 0) << "pid " << p << " should run";
+  // The 3 pods run as processes (each under its agent's root dir).
+  std::vector<AgentContainer> containers;
+  const auto pods_deadline = SteadyClock::now() + std::chrono::seconds(60);
+  while (SteadyClock::now() < pods_deadline) {
+    containers = LiveAgentContainers(temp + "/nodes/node-0");
+    std::vector<AgentContainer> more = LiveAgentContainers(temp + "/nodes/node-1");
+    containers.insert(containers.end(), more.begin(), more.end());
+    if (containers.size() == 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(containers.size(), 3u) << ReadFile(err);
 
   ASSERT_EQ(kill(pid, SIGINT), 0);
   int wstatus = 0;
@@ -234,6 +409,10 @@ expect:
   EXPECT_EQ(WEXITSTATUS(wstatus), 130) << ReadFile(err);
   EXPECT_NE(ReadFile(err).find("interrupted"), std::string::npos) << ReadFile(err);
   for (pid_t p : pids) EXPECT_TRUE(Gone(p)) << "pid " << p;
+  for (const AgentContainer& c : containers) {
+    EXPECT_TRUE(Gone(c.pid)) << "container of " << c.pod_name << ", pid " << c.pid;
+    EXPECT_TRUE(Gone(c.shim_pid)) << "shim of " << c.pod_name << ", pid " << c.shim_pid;
+  }
   for (int p : ports) EXPECT_TRUE(PortFree(p)) << "port " << p;
   EXPECT_FALSE(std::filesystem::exists(temp)) << temp;
   std::filesystem::remove_all(dir);
@@ -250,8 +429,9 @@ events:
   - {at: 1s, kill_pods: {selector: {app: web}, count: 1}}
 expect: []
 )";
+  // With hollow nodes nothing runs a pod's process to kill.
   const std::string cmd =
-      std::string(RCSIM_BINARY) + " run --real " + dir + "/kill.yaml > " + dir + "/out 2>&1";
+      std::string(RCSIM_BINARY) + " run --real --hollow-nodes " + dir + "/kill.yaml > " + dir + "/out 2>&1";
   const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe): one thread here
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 2);
