@@ -24,6 +24,7 @@
 #include <string_view>
 #include <thread>
 
+#include "apps/apiserver/apiserver_metrics.h"
 #include "backends/etcd/etcd_store.h"
 #include "backends/http/http_server.h"
 #include "backends/http/thread_executor.h"
@@ -252,11 +253,15 @@ int Main(int argc, char** argv) {
   }
 
   SystemClock clock;
+  // /metrics: requests as the HTTP server answers them, etcd calls at the store seam.
+  ApiServerMetrics metrics;
+  options.observer = &metrics;
+  std::unique_ptr<Store> timed_store = NewInstrumentedStore(store->get(), &metrics);
   // Not the simulation: uids and generated names only need to differ between runs.
   Mt19937Rng rng(std::random_device{}());
-  Registry registry(store->get(), &clock, &rng);
+  Registry registry(timed_store.get(), &clock, &rng);
   Mt19937Rng lease_rng(std::random_device{}());  // a context guards its own Rng
-  RegistryContext lease_context(store->get(), &clock, &lease_rng);
+  RegistryContext lease_context(timed_store.get(), &clock, &lease_rng);
   LeaseRegistry leases(&lease_context);
   options.leases = &leases;
   // /readyz is honest: not ready while etcd does not answer a read.
@@ -269,20 +274,18 @@ int Main(int argc, char** argv) {
     Result<RangeResponse> r = etcd->Range(probe);
     return r.ok() ? Status::Ok() : Status(Code::kUnavailable, r.status().message());
   };
-  // What an operator alerts on: stored values that do not decode (skipped by lists and watches).
-  options.metrics = [&registry]() -> std::string {
-    return "# HELP apiserver_storage_malformed_values_total Stored values under /registry/ that did not "
-           "decode and were skipped.\n"
-           "# TYPE apiserver_storage_malformed_values_total counter\n"
-           "apiserver_storage_malformed_values_total " +
-           std::to_string(registry.malformed_values()) + "\n";
+  // kube-apiserver's request, watch and etcd metrics, the object counts, and what an operator alerts
+  // on: stored values that do not decode (skipped by lists and watches). Needs a token like any path
+  // but the health ones.
+  options.metrics = [&metrics, &registry, etcd]() -> std::string {
+    return metrics.Scrape(etcd, registry.malformed_values());
   };
   std::mutex log_mu;
   registry.set_log([&log_mu](std::string_view line) {
     std::lock_guard<std::mutex> lock(log_mu);
     std::cerr << "apiserver: " << line << "\n";
   });
-  Compactor compactor(store->get(), std::chrono::seconds(flags.compaction_interval_seconds));
+  Compactor compactor(timed_store.get(), std::chrono::seconds(flags.compaction_interval_seconds));
   HttpServer server(&registry, &clock, options);
   if (Status s = server.Start(); !s.ok()) {
     std::cerr << "apiserver: " << s.ToString() << "\n";

@@ -5,6 +5,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "backends/http/api_handler.h"
+#include "backends/http/request_info.h"
 #include "backends/http/self_subject_review.h"
 #include "backends/http/token_auth.h"
 #include "backends/tls/tls_context.h"
@@ -133,7 +135,7 @@ class Session : public std::enable_shared_from_this<Session> {
         : gate_(std::move(gate)), session_(std::move(session)), ex_(std::move(ex)) {}
     void OnLine(std::string line) override {
       gate_->Post(ex_, [w = session_, line = std::move(line)]() mutable {
-        if (auto s = w.lock()) s->OnWatchLine(std::move(line));
+        if (auto s = w.lock()) s->OnWatchLine(line);
       });
     }
     void OnEnd() override {
@@ -183,6 +185,7 @@ class Session : public std::enable_shared_from_this<Session> {
     http::request<http::string_body> req = parser_->release();
     version_ = req.version();
     keep_alive_ = req.keep_alive();
+    const auto read_at = std::chrono::steady_clock::now();
     std::optional<TokenUser> user = peer_user_;
     if (!user && !server_->tokens.empty())
       user = server_->tokens.Authenticate(AsStd(req[http::field::authorization]));
@@ -190,6 +193,11 @@ class Session : public std::enable_shared_from_this<Session> {
     if (auth_required && !user && !IsUnauthenticatedPath(AsStd(req.target()))) {
       Status s(Code::kUnauthorized, "Unauthorized");
       return WriteResponse(401, "application/json", DumpJson(StatusToJson(s)));
+    }
+    if (server_->options.observer != nullptr) {
+      observed_ = ClassifyRequest(AsStd(req.method_string()), AsStd(req.target()),
+                                  AsStd(req[http::field::content_type]));
+      observed_read_at_ = read_at;
     }
     if (std::optional<std::string> v =
             SelfSubjectReviewVersion(AsStd(req.method_string()), AsStd(req.target()))) {
@@ -255,6 +263,13 @@ class Session : public std::enable_shared_from_this<Session> {
                            /*warnings=*/{}, /*retry_after=*/true);
     }
     counted_watch_ = true;
+    if (observed_) {
+      server_->options.observer->OnRequest(*observed_, 200,
+                                           std::chrono::steady_clock::now() - observed_read_at_);
+      server_->options.observer->OnLongRunning(*observed_, +1);
+      long_running_ = std::move(observed_);
+      observed_.reset();
+    }
     watch_ = std::move(out.watch);
     stream_.expires_never();
     watch_header_.emplace(http::status::ok, version_);
@@ -290,7 +305,7 @@ class Session : public std::enable_shared_from_this<Session> {
                                      });
   }
 
-  void OnWatchLine(std::string line) {
+  void OnWatchLine(const std::string& line) {
     if (closed_ || ending_) return;
     pending_ += line;
     buffered_ += line.size();
@@ -318,6 +333,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void ReleaseWatch() {
     if (counted_watch_) server_->watches.fetch_sub(1);
     counted_watch_ = false;
+    if (long_running_) server_->options.observer->OnLongRunning(*long_running_, -1);
+    long_running_.reset();
   }
 
   void OnWatchEnd() {
@@ -357,6 +374,11 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void WriteResponse(int code, std::string_view content_type, std::string body,
                      const std::vector<std::string>& warnings = {}, bool retry_after = false) {
+    if (observed_) {
+      server_->options.observer->OnRequest(*observed_, code,
+                                           std::chrono::steady_clock::now() - observed_read_at_);
+      observed_.reset();
+    }
     auto res = std::make_shared<http::response<http::string_body>>();
     res->version(version_);
     res->result(static_cast<unsigned>(code));
@@ -397,6 +419,10 @@ class Session : public std::enable_shared_from_this<Session> {
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool closed_ = false;
+  // The request being answered, when the server has an observer; reported with its response.
+  std::optional<RequestInfo> observed_;
+  std::chrono::steady_clock::time_point observed_read_at_;
+  std::optional<RequestInfo> long_running_;  // the watch this session streams, counted by the observer
 
   // Watch streaming.
   std::unique_ptr<RegistryWatch> watch_;

@@ -28,6 +28,7 @@
 #include <memory>
 #include <string>
 
+#include "backends/http/request_info.h"
 #include "engine/status.h"
 #include "engine/time.h"
 #include "registry/registry.h"
@@ -36,6 +37,21 @@ namespace rcsim {
 
 class LeaseRegistry;       // registry/lease_registry.h
 class TokenAuthenticator;  // backends/http/token_auth.h
+
+// Told about every authenticated request, for the API server's metrics (apps/apiserver keeps them, so
+// this library links no metrics library). Requests refused before they are read whole (401, 413, 431,
+// malformed HTTP, connections over the limit) are not reported, as kube-apiserver counts requests only
+// once they are authenticated and routed. Called on the server's threads, concurrently: implementations
+// are thread-safe and must not block.
+class RequestObserver {
+ public:
+  virtual ~RequestObserver() = default;
+  // `code` was answered `latency` after the request was read; a watch is reported when its stream starts
+  // (200) or when it is refused.
+  virtual void OnRequest(const RequestInfo& info, int code, Duration latency) = 0;
+  // A long-running request (a watch, a streamed log) started streaming (+1) or ended (-1).
+  virtual void OnLongRunning(const RequestInfo& info, int delta) = 0;
+};
 
 struct HttpServerOptions {
   std::string address = "127.0.0.1";
@@ -72,6 +88,8 @@ struct HttpServerOptions {
   std::string client_ca_file;
   // Serves coordination.k8s.io/v1 Leases when set (not owned; must outlive the server).
   LeaseRegistry* leases = nullptr;
+  // Told about every request when set (not owned; must outlive the server).
+  RequestObserver* observer = nullptr;
 };
 
 class HttpServer {
