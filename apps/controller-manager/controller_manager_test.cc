@@ -500,5 +500,103 @@ TEST(ControllerManagerTest, OnlyAKubeconfigWithATokenConverges) {
   std::filesystem::remove(kubeconfig);
 }
 
+// kube-controller-manager's --secure-port: /healthz, /readyz and /metrics over HTTPS, with a self-signed
+// certificate made at start (a client verifying against another CA refuses it, one skipping verification
+// gets the answers; plain HTTP to that port gets none), or with --tls-cert-file (a client trusting its
+// CA, verifying host and chain, gets them). --port keeps serving plain HTTP beside it.
+TEST(ControllerManagerTest, SecurePortServesHttpsSelfSignedOrWithTheGivenCertificate) {
+  auto etcd = EtcdProcess::Start();
+  ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
+  ApiServerProcessOptions api_options;
+  api_options.binary = RCSIM_APISERVER_BINARY;
+  api_options.etcd_servers = (*etcd)->endpoint();
+  auto apiserver = ApiServerProcess::Start(api_options);
+  ASSERT_TRUE(apiserver.ok()) << apiserver.status().ToString();
+  const std::string certs =
+      std::filesystem::temp_directory_path() / ("rcsim-cm-certs-" + std::to_string(getpid()));
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): no other thread of this test changes the environment.
+  ASSERT_EQ(std::system((std::string(RCSIM_MAKE_CERTS) + " " + certs + " > /dev/null 2>&1").c_str()), 0);
+
+  auto get = [](const std::string& base, const std::string& path, const TlsClientConfig& tls) {
+    HttpApiClientOptions o;
+    o.base_url = base;
+    o.tls = tls;
+    o.connect_timeout = std::chrono::seconds(2);
+    o.request_timeout = std::chrono::seconds(5);
+    auto client = HttpApiClient::Create(o);
+    if (!client.ok()) return Result<HttpReply>(client.status());
+    return Call<Result<HttpReply>>([&](auto cb) { (*client)->Send("GET", path, "", cb); });
+  };
+  auto https_url = [](const ControllerManagerProcess& m) -> std::string {
+    const std::string log = m.Log();
+    const std::string marker = "/metrics on https://";
+    const size_t at = log.find(marker);
+    const size_t end = at == std::string::npos ? at : log.find('\n', at);
+    if (end == std::string::npos) return "";
+    return log.substr(at + marker.size() - 8, end - at - marker.size() + 8);
+  };
+
+  {
+    ManagerProcess manager(
+        {"--apiserver=" + (*apiserver)->url(), "--leader-elect=false", "--port=0", "--secure-port=0"});
+    std::string url;
+    ASSERT_TRUE(Eventually([&] { return !(url = https_url(manager)).empty(); })) << manager.Log();
+    EXPECT_NE(manager.Log().find("self-signed"), std::string::npos) << manager.Log();
+    TlsClientConfig skip;
+    skip.insecure_skip_verify = true;
+    auto healthz = get(url, "/healthz", skip);
+    ASSERT_TRUE(healthz.ok()) << healthz.status().ToString();
+    EXPECT_EQ(healthz->status, 200);
+    EXPECT_TRUE(Eventually([&] {
+      auto r = get(url, "/readyz", skip);
+      return r.ok() && r->status == 200;
+    }));
+    auto metrics = get(url, "/metrics", skip);
+    ASSERT_TRUE(metrics.ok());
+    EXPECT_EQ(metrics->status, 200);
+    EXPECT_NE(metrics->body.find("workqueue_depth"), std::string::npos);
+    // Verifying against a CA that did not sign it: refused.
+    TlsClientConfig other_ca;
+    other_ca.ca_file = certs + "/ca.crt";
+    auto refused = get(url, "/healthz", other_ca);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("certificate verify failed"), std::string::npos)
+        << refused.status().ToString();
+    // Plain HTTP to the HTTPS port gets no answer; --port still serves it.
+    std::string plain_to_secure = url;
+    plain_to_secure.replace(0, 5, "http");
+    auto plain = get(plain_to_secure, "/healthz", {});
+    EXPECT_TRUE(!plain.ok() || plain->status != 200);
+    auto http = get(manager.StatusUrl(), "/healthz", {});
+    ASSERT_TRUE(http.ok()) << manager.StatusUrl();
+    EXPECT_EQ(http->status, 200);
+    EXPECT_EQ(manager.StatusUrl().rfind("http://", 0), 0u) << manager.StatusUrl();
+    EXPECT_EQ(manager.Terminate(), 0) << manager.Log();
+  }
+  {
+    ManagerProcess manager({"--apiserver=" + (*apiserver)->url(), "--leader-elect=false", "--port=-1",
+                            "--secure-port=0", "--tls-cert-file=" + certs + "/server.crt",
+                            "--tls-private-key-file=" + certs + "/server.key"});
+    std::string url;
+    ASSERT_TRUE(Eventually([&] { return !(url = https_url(manager)).empty(); })) << manager.Log();
+    TlsClientConfig verify;
+    verify.ca_file = certs + "/ca.crt";
+    EXPECT_TRUE(Eventually([&] {
+      auto r = get(url, "/readyz", verify);
+      return r.ok() && r->status == 200;
+    })) << manager.Log();
+    auto metrics = get(url, "/metrics", verify);
+    ASSERT_TRUE(metrics.ok()) << metrics.status().ToString();
+    EXPECT_EQ(metrics->status, 200);
+    EXPECT_EQ(manager.Terminate(), 0) << manager.Log();
+  }
+  // A certificate without its key is refused at start.
+  ManagerProcess half({"--apiserver=" + (*apiserver)->url(), "--leader-elect=false", "--secure-port=0",
+                       "--tls-cert-file=" + certs + "/server.crt"});
+  EXPECT_EQ(half.WaitExit(), 2) << half.Log();
+  EXPECT_NE(half.Log().find("--tls-cert-file and --tls-private-key-file go together"), std::string::npos);
+  std::filesystem::remove_all(certs);
+}
+
 }  // namespace
 }  // namespace rcsim

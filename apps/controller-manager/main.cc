@@ -1,6 +1,8 @@
 // controller-manager [--apiserver=http://127.0.0.1:8080] [--etcd_servers=URLS] [--workers 5] [--resync 30]
 //                    [--token-file F] [--controllers=*] [--node-monitor-grace-period=40s]
 //                    [--pod-eviction-timeout=5m0s] [--terminated-pod-gc-threshold=12500]
+//                    [--bind-address=127.0.0.1] [--secure-port=10257] [--port=10252]
+//                    [--tls-cert-file F --tls-private-key-file F]
 //
 // Runs the ReplicationManager (engine/replication_manager.h) in production: replication controllers
 // listed and watched through the API server (or, with --etcd_servers, from etcd: the 2014-style watch
@@ -40,6 +42,8 @@
 #include "backends/httpclient/http_event_sink.h"
 #include "backends/httpclient/kubeconfig.h"
 #include "backends/httpclient/lease_lock.h"
+#include "backends/tls/self_signed.h"
+#include "backends/tls/tls_context.h"
 #include "cluster/executor_api.h"
 #include "cluster/garbage_collector.h"
 #include "cluster/node_lifecycle_controller.h"
@@ -81,7 +85,9 @@ struct Flags {
   std::string resource_lock = "leases";
   std::string bind_address = "127.0.0.1";
   int port = 10252;
-  int secure_port = 0;
+  int secure_port = 10257;  // kube-controller-manager's
+  std::string tls_cert_file;
+  std::string tls_key_file;
   LeaderElectorOptions election;  // from the flags above
   // Which controllers run, and the options of the cluster controllers (kube-controller-manager's).
   std::string controllers = "*";
@@ -138,7 +144,11 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
       "port", po::value(&f->port)->default_value(f->port),
       "plain-HTTP port of /healthz, /livez, /readyz and /metrics (0: any free port, -1: off)")(
       "secure-port", po::value(&f->secure_port)->default_value(f->secure_port),
-      "HTTPS port for the same (not supported yet: must be 0)")(
+      "HTTPS port for the same, with --tls-cert-file or else a self-signed certificate made at start "
+      "(0: any free port, -1: off)")(
+      "tls-cert-file", po::value(&f->tls_cert_file),
+      "PEM certificate (then intermediates) for --secure-port; without it, a self-signed one")(
+      "tls-private-key-file", po::value(&f->tls_key_file), "PEM private key of --tls-cert-file")(
       "controllers", po::value(&f->controllers)->default_value(f->controllers),
       "controllers to run, comma-separated: '*' all, 'name' on, '-name' off (names: replicationcontroller, "
       "garbagecollector, nodelifecycle, podgc, scheduler)")(
@@ -177,12 +187,12 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
   }
   f->server_given = !f->master.empty() || (vm.count("apiserver") && !vm["apiserver"].defaulted());
   if (!f->master.empty()) f->apiserver = f->master;
-  if (f->secure_port != 0) {
-    std::cerr << "controller-manager: --secure-port: TLS serving is not supported yet; use --port\n";
+  if (f->port < -1 || f->port > 65535 || f->secure_port < -1 || f->secure_port > 65535) {
+    std::cerr << "controller-manager: --port and --secure-port must be -1 (off), 0 (any) or a port number\n";
     return false;
   }
-  if (f->port < -1 || f->port > 65535) {
-    std::cerr << "controller-manager: --port must be -1 (off), 0 (any) or a port number\n";
+  if (f->tls_cert_file.empty() != f->tls_key_file.empty()) {
+    std::cerr << "controller-manager: --tls-cert-file and --tls-private-key-file go together\n";
     return false;
   }
   if (f->resource_lock != "leases") {
@@ -255,6 +265,19 @@ std::string Identity() {
   char suffix[24];
   std::snprintf(suffix, sizeof suffix, "%08x%08x", rd(), rd());
   return std::string(host) + "_" + suffix;
+}
+
+// The TLS context of --secure-port: --tls-cert-file and its key, else a self-signed certificate made
+// now for the host and --bind-address (kube-controller-manager keeps one in memory the same way).
+Result<std::shared_ptr<boost::asio::ssl::context>> ServingTls(const Flags& flags) {
+  if (!flags.tls_cert_file.empty()) {
+    return NewTlsServerContext(TlsServerFiles{flags.tls_cert_file, flags.tls_key_file, ""});
+  }
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "localhost");
+  Result<PemCertificate> cert = NewSelfSignedCertificate(host, {host, flags.bind_address});
+  if (!cert.ok()) return cert.status();
+  return NewTlsServerContextFromPem(*cert);
 }
 
 // Runs fn on the executor and waits for it.
@@ -471,20 +494,44 @@ int Main(int argc, char** argv) {
       std::optional<ManagerSnapshot> s = snapshot();
       return exporter.Scrape(s.value_or(ManagerSnapshot{}));
     };
+    StatusServerOptions secure_options = status_options;
     StatusServer status_server(std::move(status_options));
+    std::unique_ptr<StatusServer> secure_server;
+    Status serving = Status::Ok();
     if (flags.port >= 0) {
-      if (Status s = status_server.Start(); !s.ok()) {
-        std::cerr << "controller-manager: " << s.ToString() << "\n";
-        RunOn(executor, [&] {
-          stop_controllers();
-          elector.reset();
-        });
-        api->reset();
-        election_api->reset();
-        return 1;
+      serving = status_server.Start();
+      if (serving.ok()) {
+        std::cerr << "controller-manager: serving /healthz /livez /readyz /metrics on http://"
+                  << flags.bind_address << ":" << status_server.port() << "\n";
       }
-      std::cerr << "controller-manager: serving /healthz /livez /readyz /metrics on http://"
-                << flags.bind_address << ":" << status_server.port() << "\n";
+    }
+    if (serving.ok() && flags.secure_port >= 0) {
+      Result<std::shared_ptr<boost::asio::ssl::context>> tls = ServingTls(flags);
+      serving = tls.status();
+      if (tls.ok()) {
+        secure_options.tls = std::move(tls).value();
+        secure_options.port = static_cast<uint16_t>(flags.secure_port);
+        secure_server = std::make_unique<StatusServer>(std::move(secure_options));
+        serving = secure_server->Start();
+      }
+      if (serving.ok()) {
+        std::cerr << "controller-manager: HTTPS with "
+                  << (flags.tls_cert_file.empty() ? "a self-signed certificate made at start"
+                                                  : "the certificate " + flags.tls_cert_file)
+                  << "\ncontroller-manager: serving /healthz /livez /readyz /metrics on https://"
+                  << flags.bind_address << ":" << secure_server->port() << "\n";
+      }
+    }
+    if (!serving.ok()) {
+      std::cerr << "controller-manager: " << serving.ToString() << "\n";
+      status_server.Stop();
+      RunOn(executor, [&] {
+        stop_controllers();
+        elector.reset();
+      });
+      api->reset();
+      election_api->reset();
+      return 1;
     }
     std::cout << "controller-manager running" << std::endl;
     std::cerr << "controller-manager: replication controllers from "
@@ -495,6 +542,7 @@ int Main(int argc, char** argv) {
     int sig = 0;
     sigwait(&stop_signals, &sig);
     std::cerr << "controller-manager: signal " << sig << ", stopping\n";
+    if (secure_server != nullptr) secure_server->Stop();
     status_server.Stop();
     RunOn(executor, [&] {
       stop_controllers();

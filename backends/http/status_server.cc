@@ -6,6 +6,8 @@
 #include <boost/beast/http.hpp>
 #include <thread>
 
+#include "backends/tls/tls_or_tcp_stream.h"
+
 namespace rcsim {
 namespace {
 
@@ -48,7 +50,17 @@ struct StatusServer::Impl {
 
   // One connection: requests answered in turn (keep-alive), every read and write bounded by 5 s.
   struct Session : std::enable_shared_from_this<Session> {
-    Session(Impl* server, tcp::socket socket) : server(server), stream(std::move(socket)) {}
+    Session(Impl* server, tcp::socket socket)
+        : server(server), stream(std::move(socket), server->options.tls.get()) {}
+    void Start() {
+      if (!stream.is_tls()) return Read();
+      stream.expires_after(std::chrono::seconds(5));
+      stream.async_handshake(asio::ssl::stream_base::server,
+                             [self = shared_from_this()](beast::error_code ec) {
+                               if (ec) return self->Close();
+                               self->Read();
+                             });
+    }
     void Read() {
       req = {};
       stream.expires_after(std::chrono::seconds(5));
@@ -66,7 +78,7 @@ struct StatusServer::Impl {
       stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     }
     Impl* server;
-    beast::tcp_stream stream;
+    TlsOrTcpStream stream;
     beast::flat_buffer buffer;
     http::request<http::string_body> req;
     http::response<http::string_body> res;
@@ -83,7 +95,7 @@ struct StatusServer::Impl {
         });
         return;
       }
-      std::make_shared<Session>(this, std::move(socket))->Read();
+      std::make_shared<Session>(this, std::move(socket))->Start();
       Accept();
     });
   }

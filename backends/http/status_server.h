@@ -4,12 +4,14 @@
 //   GET /readyz           -> 200 "ok" when ready(), else 503 with the reason
 //   GET /metrics          -> 200, metrics() in the Prometheus text format (0.0.4)
 // anything else 404, other methods 405. One thread serves every connection asynchronously (probes and
-// scrapes are small and rare); a connection idle for 5 s is closed.
+// scrapes are small and rare); a connection idle for 5 s is closed. With `tls` set the same over HTTPS
+// (the handshake within 5 s too), as kube-controller-manager's --secure-port.
 //
 // Thread-safety: Start/Stop/port from one thread; ready() and metrics() run on the server's thread.
 #ifndef RCSIM_BACKENDS_HTTP_STATUS_SERVER_H_
 #define RCSIM_BACKENDS_HTTP_STATUS_SERVER_H_
 
+#include <boost/asio/ssl/context.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -25,6 +27,8 @@ struct StatusServerOptions {
   // OK when ready; otherwise the message is the reason given with the 503.
   std::function<Status()> ready;
   std::function<std::string()> metrics;
+  // HTTPS with this context (backends/tls: NewTlsServerContext, NewTlsServerContextFromPem); null: HTTP.
+  std::shared_ptr<boost::asio::ssl::context> tls;
 };
 
 class StatusServer {

@@ -123,6 +123,7 @@ Result<std::unique_ptr<RealStack>> RealStack::Start(RealStackOptions options) {
       "--leader-elect=false",
       "--kube-api-qps=-1",
       "--port=-1",
+      "--secure-port=-1",
       nodes ? "--controllers=garbagecollector,podgc,nodelifecycle,scheduler"
             : "--controllers=garbagecollector,podgc"};
   if (nodes)
@@ -335,6 +336,7 @@ Status RealStack::StartManager() {
                                    "--leader-elect=false",
                                    "--kube-api-qps=-1",
                                    "--port=-1",
+                                   "--secure-port=-1",
                                    "--controllers=replicationcontroller"};
   args.insert(args.end(), options_.manager_flags.begin(), options_.manager_flags.end());
   if (Status st = manager_.Spawn(args, log); !st.ok()) return st;

@@ -38,15 +38,20 @@ ControllerManagerProcess::ControllerManagerProcess(const std::string& binary,
   args.insert(args.end(), flags.begin(), flags.end());
   if (std::none_of(flags.begin(), flags.end(),
                    [](const std::string& f) { return f.starts_with("--port"); })) {
-    args.push_back("--port=0");
+    args.emplace_back("--port=0");
+  }
+  if (std::none_of(flags.begin(), flags.end(),
+                   [](const std::string& f) { return f.starts_with("--secure-port"); })) {
+    args.emplace_back("--secure-port=-1");
   }
   // No client-side rate limit unless the test sets one: the tests measure the manager under faults,
   // not kube-controller-manager's default 20 requests per second.
   if (std::none_of(flags.begin(), flags.end(),
                    [](const std::string& f) { return f.starts_with("--kube-api-qps"); })) {
-    args.push_back("--kube-api-qps=-1");
+    args.emplace_back("--kube-api-qps=-1");
   }
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   const int log_fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -1,7 +1,8 @@
 // A real apps/controller-manager process, for end-to-end and fault tests.
 //
 // The constructor launches `binary flags...` (plus --port=0 unless a --port flag is given, so several
-// managers can run at once, and --kube-api-qps=-1 unless that flag is given: no client rate limit) with
+// managers can run at once, --secure-port=-1 unless that flag is given: no HTTPS on the default 10257,
+// and --kube-api-qps=-1 unless that flag is given: no client rate limit) with
 // stdout/stderr in a temp log; it does not wait for anything (poll Log() or StatusUrl()). Kill() is a crash
 // (SIGKILL); the destructor kills a process still running and removes the log. The child gets
 // PR_SET_PDEATHSIG(SIGKILL), tied to the starting thread: start it from the test's main thread.
@@ -33,7 +34,8 @@ class ControllerManagerProcess {
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
 
-  // The base URL of /healthz, /readyz, /metrics once the manager printed it, or "".
+  // The base URL of /healthz, /readyz, /metrics once the manager printed it (the plain-HTTP one when it
+  // serves both), or "".
   std::string StatusUrl() const;
   // The leader-election identity the manager printed, or "".
   std::string Identity() const;

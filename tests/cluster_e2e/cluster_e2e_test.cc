@@ -211,6 +211,7 @@ class ClusterE2eTest : public ::testing::Test {
     char tmpl[] = "/tmp/rcsim-cluster-e2e-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): read once, before this test starts any thread.
     const char* cm_override = getenv("RCSIM_E2E_CONTROLLER_MANAGER");
     const std::string cm_binary = cm_override != nullptr ? cm_override : RCSIM_CONTROLLER_MANAGER_BINARY;
     const std::string cm_help = RunShell(cm_binary + " --help").output;
@@ -239,11 +240,14 @@ class ClusterE2eTest : public ::testing::Test {
 
     std::vector<std::string> cm = {cm_binary,  "--kubeconfig",         kubeconfig_,
                                    "--port=0", "--leader-elect=false", "--resync=5"};
+    // No HTTPS on the default 10257 (other tests run managers at the same time); older binaries
+    // (RCSIM_E2E_CONTROLLER_MANAGER) serve none and have no --tls-cert-file.
+    if (cm_help.find("--tls-cert-file") != std::string::npos) cm.emplace_back("--secure-port=-1");
     if (cm_has_controllers_) {
       // Shortened node lifecycle: a node silent for 4 s is unreachable, its pods evicted 2 s later.
       cm.insert(cm.end(), {"--node-monitor-grace-period=4s", "--pod-eviction-timeout=2s"});
       if (cm_help.find("--node-monitor-period") != std::string::npos)
-        cm.push_back("--node-monitor-period=1s");
+        cm.emplace_back("--node-monitor-period=1s");
     }
     manager_ = std::make_unique<Daemon>(cm, dir_ + "/controller-manager.log");
     ASSERT_TRUE(manager_->WaitForLog("controller-manager running")) << manager_->Log();
@@ -295,8 +299,9 @@ class ClusterE2eTest : public ::testing::Test {
   int NodeIndex(const std::string& name) const { return std::stoi(name.substr(5)); }
 
   std::vector<std::string> ReadyNodes() {
-    auto r = Sync<Result<ObjectList<Node>>>(
-        [&](Callback<Result<ObjectList<Node>>> done) { client_->nodes().List("", ListOptions{}, done); });
+    auto r = Sync<Result<ObjectList<Node>>>([&](Callback<Result<ObjectList<Node>>> done) {
+      client_->nodes().List("", ListOptions{}, std::move(done));
+    });
     std::vector<std::string> out;
     if (!r.ok()) return out;
     for (const auto& n : r->items) {
@@ -310,8 +315,9 @@ class ClusterE2eTest : public ::testing::Test {
   std::vector<PodPtr> Pods() {
     ListOptions opts;
     opts.label_selector = *LabelSelector::Parse(kLabel);
-    auto r = Sync<Result<ObjectList<Pod>>>(
-        [&](Callback<Result<ObjectList<Pod>>> done) { client_->pods().List("default", opts, done); });
+    auto r = Sync<Result<ObjectList<Pod>>>([&](Callback<Result<ObjectList<Pod>>> done) {
+      client_->pods().List("default", opts, std::move(done));
+    });
     if (!r.ok()) return {};
     return r->items;
   }
@@ -338,7 +344,8 @@ class ClusterE2eTest : public ::testing::Test {
       b.metadata.name = p->metadata.name;
       b.metadata.uid = p->metadata.uid;
       b.target_name = best;
-      const Status s = Sync<Status>([&](Callback<Status> done) { client_->BindPod("default", b, done); });
+      const Status s =
+          Sync<Status>([&](Callback<Status> done) { client_->BindPod("default", b, std::move(done)); });
       if (s.ok()) ++load[best];
     }
   }
@@ -346,7 +353,7 @@ class ClusterE2eTest : public ::testing::Test {
   std::optional<ReplicationController> Rc() {
     auto r = Sync<Result<std::shared_ptr<const ReplicationController>>>(
         [&](Callback<Result<std::shared_ptr<const ReplicationController>>> done) {
-          client_->controllers().Get("default", "sleep", done);
+          client_->controllers().Get("default", "sleep", std::move(done));
         });
     if (!r.ok()) return std::nullopt;
     return **r;
@@ -560,7 +567,8 @@ TEST_F(ClusterE2eTest, AKilledAgentsPodsAreEvictedAndRunElsewhere) {
   ASSERT_TRUE(agents_[node]->WaitForLog("node-agent running", 2)) << agents_[node]->Log();
   for (const auto& [name, p] : before) {
     if (!evicted.count(name)) continue;
-    EXPECT_TRUE(Eventually([&] { return !StartTicks(p.pid).has_value(); })) << name << " still runs";
+    const auto pid = p.pid;  // a structured binding cannot be captured before C++20's P1091 (clang 14)
+    EXPECT_TRUE(Eventually([&] { return !StartTicks(pid).has_value(); })) << name << " still runs";
   }
   EXPECT_TRUE(Eventually([&] {
     for (const PodPtr& p : Pods()) {

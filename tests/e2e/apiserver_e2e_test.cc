@@ -51,6 +51,7 @@ class Child {
       dup2(fds[1], 1);
       dup2(fds[1], 2);
       std::vector<char*> args;
+      args.reserve(argv.size() + 1);
       for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);
       execv(args[0], args.data());
@@ -220,10 +221,10 @@ class ApiserverE2eTest : public ::testing::Test {
     char tmpl[] = "/tmp/rcsim-e2e-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    // kubectl reads and caches under HOME; keep it away from the user's.
-    setenv("HOME", dir_.c_str(), 1);
+    // kubectl reads and caches under HOME; keep it away from the user's. No other thread runs yet.
+    setenv("HOME", dir_.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
     WriteFile(dir_ + "/kubeconfig", "apiVersion: v1\nkind: Config\n");
-    setenv("KUBECONFIG", (dir_ + "/kubeconfig").c_str(), 1);
+    setenv("KUBECONFIG", (dir_ + "/kubeconfig").c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
 
     Result<std::unique_ptr<EtcdProcess>> etcd = EtcdProcess::Start();
     ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
@@ -282,7 +283,7 @@ TEST_F(ApiserverE2eTest, KubectlAndPythonClient) {
   ASSERT_EQ(get_rc.code, 0) << get_rc.output;
   EXPECT_NE(get_rc.output.find("DESIRED"), std::string::npos) << get_rc.output;
   EXPECT_NE(get_rc.output.find("web"), std::string::npos) << get_rc.output;
-  EXPECT_NE(get_rc.output.find("3"), std::string::npos) << get_rc.output;
+  EXPECT_NE(get_rc.output.find('3'), std::string::npos) << get_rc.output;
 
   CommandResult get_pods = K({"get", "pods", "-l", "app=web", "-o", "json"});
   ASSERT_EQ(get_pods.code, 0) << get_pods.output;
@@ -458,6 +459,7 @@ TEST_F(ApiserverE2eTest, KubectlApplyEditLabelKeepEveryField) {
 
   // kubectl edit through an EDITOR that rewrites the replicas.
   const json pre_edit = get();
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): kubectl is a child process; no thread of the test reads it.
   setenv("EDITOR", "sed -i 's/replicas: 0/replicas: 2/'", 1);
   CommandResult edit = K({"edit", "rc", "full"});
   ASSERT_EQ(edit.code, 0) << edit.output;
@@ -640,8 +642,9 @@ TEST_F(ApiserverE2eTest, AThousandWatchStreamsOnAFewEtcdWatches) {
 // Issue 8, section 3: the controller-manager records SuccessfulCreate and SuccessfulDelete on its
 // controllers; `kubectl get events` lists them and `kubectl describe rc` shows them.
 TEST_F(ApiserverE2eTest, KubectlDescribeRcAndGetEventsShowTheManagersEvents) {
-  std::unique_ptr<Child> manager = Child::Spawn({RCSIM_CONTROLLER_MANAGER_PATH, "--apiserver=" + server_,
-                                                 "--leader-elect=false", "--port=-1", "--workers=2"});
+  std::unique_ptr<Child> manager =
+      Child::Spawn({RCSIM_CONTROLLER_MANAGER_PATH, "--apiserver=" + server_, "--leader-elect=false",
+                    "--port=-1", "--secure-port=-1", "--workers=2"});
   ASSERT_NE(manager, nullptr);
   WriteFile(dir_ + "/rc.yaml", kRcYaml);
   CommandResult apply = K({"apply", "-f", dir_ + "/rc.yaml"});

@@ -48,6 +48,7 @@ class Child {
       dup2(fds[1], 1);
       dup2(fds[1], 2);
       std::vector<char*> args;
+      args.reserve(argv.size() + 1);
       for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);
       execv(args[0], args.data());
@@ -187,8 +188,9 @@ class HttpsE2eTest : public ::testing::Test {
     char tmpl[] = "/tmp/rcsim-https-e2e-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    setenv("HOME", dir_.c_str(), 1);  // kubectl caches under HOME
-    unsetenv("KUBECONFIG");
+    // kubectl caches under HOME. No other thread runs yet.
+    setenv("HOME", dir_.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
+    unsetenv("KUBECONFIG");           // NOLINT(concurrency-mt-unsafe)
     const std::string certs = dir_ + "/certs";
     CommandResult made = RunCommand({RCSIM_MAKE_CERTS, certs, "--server", "https://127.0.0.1:PORT", "--user",
                                      "carol", "--groups", "dev,system:masters"});
@@ -342,7 +344,7 @@ TEST_F(HttpsE2eTest, ControllerManagerReconcilesOverHttps) {
     SCOPED_TRACE(context);
     std::unique_ptr<Child> manager =
         Child::Spawn({RCSIM_CONTROLLER_MANAGER_BINARY, "--kubeconfig=" + kubeconfig_, "--context=" + context,
-                      "--leader-elect=false", "--port=-1", "--resync=1"});
+                      "--leader-elect=false", "--port=-1", "--secure-port=-1", "--resync=1"});
     ASSERT_NE(manager, nullptr);
     ASSERT_TRUE(manager->WaitFor("controller-manager running")) << manager->output();
     const int replicas = round == 0 ? 3 : 1;
@@ -366,7 +368,7 @@ TEST_F(HttpsE2eTest, ControllerManagerReconcilesOverHttps) {
   WriteFile(dir_ + "/untrusting.kubeconfig", text);
   std::unique_ptr<Child> untrusting =
       Child::Spawn({RCSIM_CONTROLLER_MANAGER_BINARY, "--kubeconfig=" + dir_ + "/untrusting.kubeconfig",
-                    "--leader-elect=false", "--port=-1"});
+                    "--leader-elect=false", "--port=-1", "--secure-port=-1"});
   ASSERT_NE(untrusting, nullptr);
   EXPECT_TRUE(untrusting->WaitFor("certificate verify failed")) << untrusting->output();
 }
