@@ -106,6 +106,10 @@ Status EventInjector::Fire(const ScenarioEvent& event) {
     FireRestart(*r);
   } else if (const auto* p = std::get_if<PartitionManagerAction>(&a)) {
     FirePartition(*p);
+  } else if (const auto* e = std::get_if<RestartEtcdAction>(&a)) {
+    FireEtcdDown(e->down, "restart_etcd");
+  } else if (std::holds_alternative<KillEtcdLeaderAction>(a)) {
+    FireEtcdDown(kEtcdElection, "kill_etcd_leader");  // the other members elect a new leader
   }
   return Status::Ok();
 }
@@ -332,6 +336,29 @@ void EventInjector::FireRestart(const RestartManagerAction& a) {
     Trace("start_manager");
     world_->StartManager();
   });
+}
+
+void EventInjector::FireEtcdDown(Duration down, const std::string& what) {
+  FaultyApiClient& api = world_->manager_api();
+  FaultyStore& store = world_->manager_store();
+  if (down > Duration::zero()) {
+    const TimePoint until = world_->loop().Now() + down;
+    for (Verb v : kAllVerbs) {
+      api.SetErrorRate(v, 1.0, until);
+      api.SetErrorStatus(v, Code::kUnavailable, "etcd unavailable (" + what + ")", until);
+    }
+    store.set_error_rate(1.0);
+    store.set_reject_new_watches(true);
+    const int gen = ++partition_gen_;
+    const int reject_gen = ++reject_gen_;
+    world_->loop().Schedule(down, [this, gen, reject_gen] {
+      if (partition_gen_ == gen) world_->manager_store().set_error_rate(0.0);
+      if (reject_gen_ == reject_gen) world_->manager_store().set_reject_new_watches(false);
+    });
+  }
+  // Every watch ends (the API server's etcd watches broke), also for a restart with no down time.
+  api.DropWatches();
+  store.DropWatches();
 }
 
 void EventInjector::FirePartition(const PartitionManagerAction& a) {

@@ -51,6 +51,9 @@ class EventInjector {
   void FireStaleReads(const StaleReadsAction& a);
   void FireRestart(const RestartManagerAction& a);
   void FirePartition(const PartitionManagerAction& a);
+  // restart_etcd / kill_etcd_leader: the store is unavailable for `down` (every call of the manager
+  // answers 503, its watches end and new ones are refused), then back with the same data.
+  void FireEtcdDown(Duration down, const std::string& what);
   // The namespace of a controller the scenario refers to by name.
   std::string NamespaceOf(const std::string& name) const;
   void Trace(const std::string& event);

@@ -639,6 +639,21 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
     extend(a.for_, r.Ptr("for"));
     return a;
   }
+  if (kind == "restart_etcd") {
+    ObjectReader r(j, ptr, "restart_etcd");
+    RestartEtcdAction a;
+    if (auto v = r.Int("member")) a.member = static_cast<int32_t>(*v);
+    if (auto v = r.Dur("down")) a.down = *v;
+    extend(a.down, r.Ptr("down"));
+    return a;
+  }
+  if (kind == "kill_etcd_leader") {
+    ObjectReader r(j, ptr, "kill_etcd_leader");
+    KillEtcdLeaderAction a;
+    if (auto v = r.Dur("down")) a.down = *v;
+    extend(std::max(a.down, kEtcdElection), r.Ptr("down"));
+    return a;
+  }
   InternalError(ScenarioObjectSpec("event"), kind, "an action the parser does not read");
 }
 

@@ -128,11 +128,24 @@ struct RestartManagerAction {
 struct PartitionManagerAction {
   Duration for_{0};
 };
+// etcd crashes (SIGKILL in real mode) and restarts on the same data after `down`.
+struct RestartEtcdAction {
+  int32_t member = 0;  // which member (real mode with --etcd-members); the simulation has one
+  Duration down{0};
+};
+// The etcd leader crashes (real mode: a multi-member cluster); it restarts after `down`. The
+// simulation's store is unavailable for one leader election (kEtcdElection, etcd's default
+// --election-timeout) while the other members keep quorum.
+inline constexpr Duration kEtcdElection = std::chrono::seconds(1);
+struct KillEtcdLeaderAction {
+  Duration down{0};
+};
 
-using EventAction = std::variant<KillPodsAction, DeletePodsAction, ScaleAction, UpdateControllerAction,
-                                 CreateControllerAction, DeleteControllerAction, FailNodeAction,
-                                 ApiFaultsAction, WatchFaultsAction, StaleReadsAction, RestartManagerAction,
-                                 PartitionManagerAction, LabelPodsAction>;
+using EventAction =
+    std::variant<KillPodsAction, DeletePodsAction, ScaleAction, UpdateControllerAction,
+                 CreateControllerAction, DeleteControllerAction, FailNodeAction, ApiFaultsAction,
+                 WatchFaultsAction, StaleReadsAction, RestartManagerAction, PartitionManagerAction,
+                 LabelPodsAction, RestartEtcdAction, KillEtcdLeaderAction>;
 
 struct ScenarioEvent {
   Duration at{0};

@@ -107,15 +107,16 @@ std::vector<ObjectSpec> BuildSpecs() {
                "A pod template's metadata.",
                {F("labels", T::kLabels, "must match the controller's selector"),
                 F("annotations", T::kStringMap, "annotations")}});
-  s.push_back({"pod_spec",
-               "A pod spec (core/v1 PodSpec subset).",
-               {NonEmpty(Arr("containers", "container", "at least one container")),
-                [] {
-                  FieldSpec f = F("restartPolicy", T::kEnum, "a replication controller's pods use Always");
-                  f.values = {"Always"};
-                  return f;
-                }(),
-                Int("terminationGracePeriodSeconds", 0, 24 * 3600, "grace period of a pod's deletion")}});
+  s.push_back(
+      {"pod_spec",
+       "A pod spec (core/v1 PodSpec subset).",
+       {NonEmpty(Arr("containers", "container", "at least one container")),
+        [] {
+          FieldSpec f = F("restartPolicy", T::kEnum, "a replication controller's pods use Always");
+          f.values = {"Always"};
+          return f;
+        }(),
+        Int("terminationGracePeriodSeconds", 0, int64_t{24} * 3600, "grace period of a pod's deletion")}});
   s.push_back({"container",
                "A container.",
                {Req(F("name", T::kDnsLabel, "a DNS-1123 label")), Req([] {
@@ -144,7 +145,9 @@ std::vector<ObjectSpec> BuildSpecs() {
        Obj("watch_faults", "watch_faults", "the manager's watches break or lag"),
        Obj("stale_reads", "stale_reads", "the manager's lists and watches see the world late"),
        Obj("restart_manager", "restart_manager", "the manager crashes and restarts"),
-       Obj("partition_manager", "partition_manager", "the manager cannot reach the API or store")},
+       Obj("partition_manager", "partition_manager", "the manager cannot reach the API or store"),
+       Obj("restart_etcd", "restart_etcd", "etcd crashes and restarts on the same data"),
+       Obj("kill_etcd_leader", "kill_etcd_leader", "the etcd leader crashes (multi-member etcd)")},
       ObjectSpec::Shape::kOneAction};
   for (const FieldSpec& f : event.fields) {
     if (f.key != "at") event.action_keys.push_back(f.key);
@@ -234,6 +237,13 @@ std::vector<ObjectSpec> BuildSpecs() {
   s.push_back({"partition_manager",
                "The manager cannot reach the API or the store for `for`.",
                {Req(F("for", T::kPositiveDuration, "how long"))}});
+  s.push_back({"restart_etcd",
+               "etcd crashes and restarts on the same data after `down`: the store is unavailable meanwhile.",
+               {Int("member", 0, 4, "which member (default 0; real mode: below --etcd-members)"),
+                F("down", T::kDuration, "time etcd is down (default 0s)")}});
+  s.push_back({"kill_etcd_leader",
+               "The leader of a multi-member etcd crashes; it restarts on its data after `down`.",
+               {F("down", T::kDuration, "time the killed member is down (default 0s)")}});
 
   s.push_back({"expectation",
                "What must hold: exactly one kind per entry (and optionally the flaw it pins).",

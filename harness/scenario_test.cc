@@ -196,6 +196,28 @@ TEST(ScenarioTest, ParsesEveryEventKind) {
   EXPECT_EQ(r->SettleTime(), seconds(32));
 }
 
+TEST(ScenarioTest, ParsesTheEtcdEventsWithTheirDefaults) {
+  json doc = Minimal();
+  doc["events"] = json::parse(R"([
+    {"at": "1s", "restart_etcd": {}},
+    {"at": "2s", "restart_etcd": {"member": 2, "down": "3s"}},
+    {"at": "3s", "kill_etcd_leader": {}},
+    {"at": "4s", "kill_etcd_leader": {"down": "5s"}}
+  ])");
+  Result<Scenario> r = ParseScenario(doc, "m.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto& plain = std::get<RestartEtcdAction>(r->events[0].action);
+  EXPECT_EQ(plain.member, 0);
+  EXPECT_EQ(plain.down, seconds(0));
+  const auto& member = std::get<RestartEtcdAction>(r->events[1].action);
+  EXPECT_EQ(member.member, 2);
+  EXPECT_EQ(member.down, seconds(3));
+  EXPECT_EQ(r->events[1].settled_at, seconds(5));
+  EXPECT_EQ(std::get<KillEtcdLeaderAction>(r->events[2].action).down, seconds(0));
+  EXPECT_EQ(r->events[2].settled_at, seconds(3) + kEtcdElection);  // one election at least
+  EXPECT_EQ(r->events[3].settled_at, seconds(9));
+}
+
 TEST(ScenarioTest, ParsesEveryExpectationKind) {
   json doc = Minimal();
   doc["expect"] = json::parse(R"([
@@ -358,6 +380,14 @@ INSTANTIATE_TEST_SUITE_P(
                 [](json& d) { d["events"].push_back(Ev(R"({"update_controller": {"controller": "web"}})")); }},
         BadCase{"unknown node", "/events/0/fail_node/node",
                 [](json& d) { d["events"].push_back(Ev(R"({"fail_node": {"node": "node-99"}})")); }},
+        BadCase{"restart_etcd negative member", "/events/0/restart_etcd/member",
+                [](json& d) { d["events"].push_back(Ev(R"({"restart_etcd": {"member": -1}})")); }},
+        BadCase{"restart_etcd member past 4", "/events/0/restart_etcd/member",
+                [](json& d) { d["events"].push_back(Ev(R"({"restart_etcd": {"member": 5}})")); }},
+        BadCase{"restart_etcd bad down", "/events/0/restart_etcd/down",
+                [](json& d) { d["events"].push_back(Ev(R"({"restart_etcd": {"down": "2 s"}})")); }},
+        BadCase{"kill_etcd_leader unknown field", "/events/0/kill_etcd_leader/member",
+                [](json& d) { d["events"].push_back(Ev(R"({"kill_etcd_leader": {"member": 1}})")); }},
         BadCase{"api_faults without for", "/events/0/api_faults/for",
                 [](json& d) { d["events"].push_back(Ev(R"({"api_faults": {"error_rate": 0.1}})")); }},
         BadCase{"api_faults unknown verb", "/events/0/api_faults/verbs/1",

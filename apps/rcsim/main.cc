@@ -100,6 +100,8 @@ real mode (docs/scenarios.md, "Real mode"):
                     ports, stopped at the end, also on failure or SIGINT)
   --hollow-nodes    with --real / --compare: hollow nodes instead of node agents (pods get a Running
                     status, nothing runs; any number of nodes; no kill_pods or fail_node)
+  --etcd-members N  with --real / --compare: an etcd cluster of N members (1, 3 or 5; default 1), for
+                    restart_etcd's member and kill_etcd_leader
   --kubeconfig F    with --real: use the cluster of this kubeconfig instead (events that need process
                     control or the fault proxy are refused); --context C picks its context
   --compare         run each scenario in the simulation and for real; report both side by side
@@ -164,6 +166,7 @@ struct Args {
   std::string controller_manager_binary;
   std::string node_agent_binary;
   bool hollow_nodes = false;
+  int etcd_members = 1;
   std::string etcd_binary = "/usr/bin/etcd";
   std::string manager;  // "", "modern", "2014" or (run only) "both"
 };
@@ -255,6 +258,11 @@ Args ParseArgs(const std::vector<std::string>& argv, bool replay) {
       a.controller_manager_binary = take();
     } else if (flag == "--node-agent-binary" && !replay) {
       a.node_agent_binary = take();
+    } else if (flag == "--etcd-members" && !replay) {
+      const std::string v = take();
+      if (v != "1" && v != "3" && v != "5")
+        throw UsageError{"--etcd-members: must be 1, 3 or 5, got \"" + v + "\""};
+      a.etcd_members = std::stoi(v);
     } else if (flag == "--hollow-nodes" && !replay) {
       if (has_value) throw UsageError{"--hollow-nodes takes no value"};
       a.hollow_nodes = true;
@@ -479,6 +487,9 @@ int Run(const std::vector<std::string>& argv) {
   if (!a.context.empty() && a.kubeconfig.empty()) return Usage("--context: only with --kubeconfig");
   if (a.real && a.compare) return Usage("--real and --compare: give one (--compare runs both modes)");
   if (a.hollow_nodes && !a.real && !a.compare) return Usage("--hollow-nodes: only with --real or --compare");
+  if (a.etcd_members != 1 && !a.real && !a.compare)
+    return Usage("--etcd-members: only with --real or --compare");
+  if (a.etcd_members != 1 && !a.kubeconfig.empty()) return Usage("--etcd-members: not with --kubeconfig");
   if (!a.manager.empty() && (a.real || a.compare))
     return Usage("--manager: only in the simulation (real mode runs the controller-manager)");
 #ifdef RCSIM_REAL_MODE
@@ -487,7 +498,8 @@ int Run(const std::vector<std::string>& argv) {
     // Refuse, before anything runs, what real mode cannot do (every problem of every scenario).
     int problems = 0;
     for (const Scenario& s : *scenarios) {
-      for (const std::string& p : RealModeProblems(s, !a.kubeconfig.empty(), a.hollow_nodes)) {
+      for (const std::string& p :
+           RealModeProblems(s, !a.kubeconfig.empty(), a.hollow_nodes, a.etcd_members)) {
         std::cerr << p << "\n";
         ++problems;
       }
@@ -501,6 +513,7 @@ int Run(const std::vector<std::string>& argv) {
     real_options.controller_manager_binary = FindProgram(a.controller_manager_binary, "controller-manager");
     real_options.node_agent_binary = FindProgram(a.node_agent_binary, "node-agent");
     real_options.hollow_nodes = a.hollow_nodes;
+    real_options.etcd_members = a.etcd_members;
     real_options.kubeconfig = a.kubeconfig;
     real_options.context = a.context;
     real_options.wall_timeout_seconds = a.timeout_seconds;

@@ -163,6 +163,10 @@ std::string ReasonOf(Code c) {
 // 500 ms monitor periods, and room for a loaded machine).
 constexpr Duration kEvictionAfterFailure = std::chrono::seconds(7);
 
+// How long, and how often, the harness retries its own writes that the API server answered with 503.
+constexpr Duration kActionRetryFor = std::chrono::seconds(15);
+constexpr auto kActionRetryEvery = std::chrono::milliseconds(100);
+
 // Node agents run a container's command: one with neither command nor args (images are not pulled)
 // runs the default template's `sleep 3600`.
 void GiveContainersACommand(std::optional<PodTemplateSpec>* t) {
@@ -204,8 +208,10 @@ class RealRun {
   Status DeleteOrLabelPods(const PodTarget& target, const Labels* labels);
   Status KillPods(const PodTarget& target);
   Status FailNode(const FailNodeAction& a, Duration at);
+  Status RestartEtcd(int member, Duration down, Duration at, const std::string& what);
   bool agents() const { return stack_ && stack_->node_agents() > 0; }
   void Absorb(const std::deque<Observed>& observed);
+  void RewatchIfDue();
   void Relist(bool pods);
   ExpectationOutcome Check(const Expectation& e, std::size_t probe, Duration end);
 
@@ -224,7 +230,13 @@ class RealRun {
   // When the harness's actions of each instant were done (the state "at the end of" an instant the
   // scenario names is the one after them): `at` -> the time the last action at `at` completed.
   std::map<Duration, Duration> done_at_;
+  // A broken watch is watched again (and a list folded in) at these times: at once, but at most every
+  // kRewatchEvery while it keeps breaking (etcd down: every new watch fails at once).
+  std::optional<Duration> rewatch_pods_at_, rewatch_rcs_at_;
+  Duration last_rewatch_pods_ = -std::chrono::hours(1), last_rewatch_rcs_ = -std::chrono::hours(1);
 };
+
+constexpr Duration kRewatchEvery = std::chrono::milliseconds(200);
 
 Status RealRun::EnsureNamespace(const std::string& ns) {
   json body = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}};
@@ -243,8 +255,15 @@ Status RealRun::CreateController(const ControllerConfig& c) {
   namespaces_[c.name] = c.namespace_;
   ReplicationController want = ControllerFromConfig(c);
   if (agents()) GiveContainersACommand(&want.spec.template_);
-  Result<ControllerPtr> rc = Call<Result<ControllerPtr>>(
-      [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Create(c.namespace_, want, cb); });
+  const auto deadline = SteadyClock::now() + kActionRetryFor;
+  Result<ControllerPtr> rc = Status(Code::kUnavailable, "not sent");
+  while (true) {
+    rc = Call<Result<ControllerPtr>>([&](const Callback<Result<ControllerPtr>>& cb) {
+      api_->controllers().Create(c.namespace_, want, cb);
+    });
+    if (rc.status().code() != Code::kUnavailable || SteadyClock::now() >= deadline) break;
+    std::this_thread::sleep_for(kActionRetryEvery);  // 503: not applied (see UpdateController)
+  }
   if (rc.ok()) monitor_.OnController(observer_->Now(), *rc, false);
   return rc.status();
 }
@@ -252,9 +271,16 @@ Status RealRun::CreateController(const ControllerConfig& c) {
 Status RealRun::UpdateController(const std::string& name, const UpdateControllerAction& a) {
   const std::string ns = namespaces_.count(name) ? namespaces_[name] : NamespaceOf(s_, name);
   Status last;
-  for (int attempt = 0; attempt < 10; ++attempt) {
+  // The scenario's own writes reach the API, as in the simulation: a conflict is retried at once, an
+  // API server that answers 503 (etcd restarting, its leader changing) every 100 ms for up to 15 s.
+  const auto deadline = SteadyClock::now() + kActionRetryFor;
+  for (int attempt = 0; attempt < 10;) {
     Result<ControllerPtr> got = Call<Result<ControllerPtr>>(
         [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Get(ns, name, cb); });
+    if (got.status().code() == Code::kUnavailable && SteadyClock::now() < deadline) {
+      std::this_thread::sleep_for(kActionRetryEvery);
+      continue;
+    }
     if (!got.ok()) return got.status();
     ReplicationController rc = **got;
     if (a.replicas) rc.spec.replicas = *a.replicas;
@@ -267,7 +293,12 @@ Status RealRun::UpdateController(const std::string& name, const UpdateController
         [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Update(rc, cb); });
     if (up.ok()) monitor_.OnController(observer_->Now(), *up, false);
     last = up.status();
+    if (last.code() == Code::kUnavailable && SteadyClock::now() < deadline) {
+      std::this_thread::sleep_for(kActionRetryEvery);
+      continue;
+    }
     if (last.code() != Code::kConflict) return last;
+    ++attempt;
   }
   return last;
 }
@@ -436,8 +467,36 @@ Status RealRun::FailNode(const FailNodeAction& a, Duration at) {
   return Status::Ok();
 }
 
+Status RealRun::RestartEtcd(int member, Duration down, Duration at, const std::string& what) {
+  stack_->KillEtcd(member);
+  Log(what + ": etcd member " + std::to_string(member) + " killed (SIGKILL), back after " + Seconds(down));
+  auto restart = [this, member, what] {
+    if (Status st = stack_->StartEtcd(member); !st.ok()) {
+      Fail(what + ": restarting etcd member " + std::to_string(member) + ": " + st.ToString());
+    }
+  };
+  if (down <= Duration::zero()) {
+    restart();
+  } else {
+    Schedule(at + down, restart);
+  }
+  return Status::Ok();
+}
+
 Status RealRun::Fire(const ScenarioEvent& e, Duration at) {
   const EventAction& a = e.action;
+  if (const auto* r = std::get_if<RestartEtcdAction>(&a)) return RestartEtcd(r->member, r->down, at, e.kind);
+  if (const auto* k = std::get_if<KillEtcdLeaderAction>(&a)) {
+    // A leader is there within an election (bounded wait: the previous event may have cost one).
+    const auto deadline = SteadyClock::now() + std::chrono::seconds(10);
+    int leader = stack_->EtcdLeader();
+    while (leader < 0 && SteadyClock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      leader = stack_->EtcdLeader();
+    }
+    if (leader < 0) return Status(Code::kUnavailable, "no etcd member leads within 10s");
+    return RestartEtcd(leader, k->down, at, e.kind);
+  }
   if (const auto* k = std::get_if<KillPodsAction>(&a)) return KillPods(k->target);
   if (const auto* f = std::get_if<FailNodeAction>(&a)) return FailNode(*f, at);
   if (const auto* d = std::get_if<DeletePodsAction>(&a)) return DeleteOrLabelPods(d->target, nullptr);
@@ -527,11 +586,23 @@ void RealRun::Absorb(const std::deque<Observed>& observed) {
     if (!o.pod && o.rc_object) monitor_.OnController(o.t, o.rc_object, deleted);
   }
   // A broken watch (etcd restarted, the history compacted): watch again from now and fold in a list.
-  if (pods_broken) {
+  const Duration now = observer_->Now();
+  if (pods_broken && !rewatch_pods_at_) rewatch_pods_at_ = std::max(now, last_rewatch_pods_ + kRewatchEvery);
+  if (rcs_broken && !rewatch_rcs_at_) rewatch_rcs_at_ = std::max(now, last_rewatch_rcs_ + kRewatchEvery);
+  RewatchIfDue();
+}
+
+void RealRun::RewatchIfDue() {
+  const Duration now = observer_->Now();
+  if (rewatch_pods_at_ && *rewatch_pods_at_ <= now) {
+    rewatch_pods_at_.reset();
+    last_rewatch_pods_ = now;
     observer_->StartPods();
     Relist(true);
   }
-  if (rcs_broken) {
+  if (rewatch_rcs_at_ && *rewatch_rcs_at_ <= now) {
+    rewatch_rcs_at_.reset();
+    last_rewatch_rcs_ = now;
     observer_->StartControllers();
     Relist(false);
   }
@@ -733,6 +804,7 @@ RunResult RealRun::Run() {
     so.controller_manager_binary = o_.controller_manager_binary;
     so.node_agent_binary = o_.node_agent_binary;
     so.node_agents = o_.hollow_nodes ? 0 : s_.cluster.nodes;
+    so.etcd_members = o_.etcd_members;
     so.manager_flags = ManagerFlags(s_.manager);
     so.seed = seed_;
     Result<std::unique_ptr<RealStack>> stack = RealStack::Start(so);
@@ -813,6 +885,7 @@ RunResult RealRun::Run() {
   Duration end{0};
   while (true) {
     Absorb(observer_->Take(SteadyClock::now()));
+    RewatchIfDue();
     const Duration now = observer_->Now();
     // Due actions, in time order (ties in scheduling order); they may schedule more.
     while (true) {
@@ -888,6 +961,7 @@ RunResult RealRun::Run() {
     std::vector<std::string> logs = {"etcd.log", "apiserver.log", "controller-manager.log",
                                      "cluster-controllers.log"};
     for (int i = 0; i < stack_->node_agents(); ++i) logs.push_back(RealStack::NodeName(i) + ".log");
+    for (int m = 1; m < stack_->etcd_members(); ++m) logs.push_back("etcd-" + std::to_string(m) + ".log");
     for (const std::string& log : logs) {
       std::filesystem::copy_file(std::filesystem::path(stack_->temp_dir()) / log, to / log,
                                  std::filesystem::copy_options::overwrite_existing, ec);
@@ -900,7 +974,8 @@ RunResult RealRun::Run() {
 
 }  // namespace
 
-std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_cluster, bool hollow_nodes) {
+std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_cluster, bool hollow_nodes,
+                                          int etcd_members) {
   std::vector<std::string> out;
   auto add = [&](const std::string& pointer, const std::string& why) {
     out.push_back(s.file + ": " + pointer + ": " + why);
@@ -933,7 +1008,20 @@ std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_clust
       }
       continue;
     }
+    if (const auto* r = std::get_if<RestartEtcdAction>(&e.action);
+        r && !existing_cluster && r->member >= etcd_members) {
+      add(pointer + "/member", "no such etcd member: this run has " + std::to_string(etcd_members) +
+                                   " (members 0 .. " + std::to_string(etcd_members - 1) +
+                                   "; --etcd-members 3 for more)");
+    }
+    if (std::holds_alternative<KillEtcdLeaderAction>(e.action) && !existing_cluster && etcd_members < 3) {
+      add(pointer,
+          "needs a multi-member etcd that survives its leader's loss (--etcd-members 3); this run has " +
+              std::to_string(etcd_members));
+    }
     const bool needs_stack = std::holds_alternative<RestartManagerAction>(e.action) ||
+                             std::holds_alternative<RestartEtcdAction>(e.action) ||
+                             std::holds_alternative<KillEtcdLeaderAction>(e.action) ||
                              std::holds_alternative<PartitionManagerAction>(e.action) ||
                              std::holds_alternative<ApiFaultsAction>(e.action) ||
                              std::holds_alternative<WatchFaultsAction>(e.action) ||

@@ -16,7 +16,9 @@
 //   fail_node: SIGKILL of the node's agent and its containers (for `for`: SIGSTOP, SIGCONT after),
 //     the node lifecycle controller evicting its pods after its grace period;
 //   partition_manager / api_faults / watch_faults (drop, delay) / stale_reads: through the proxy;
-//   watch_faults.compact: an etcd compaction at its current revision.
+//   watch_faults.compact: an etcd compaction at its current revision;
+//   restart_etcd: SIGKILL of that etcd member, restarted on its data after `down`;
+//   kill_etcd_leader: SIGKILL of the member that leads (several members), restarted after `down`.
 // The run ends by the simulation's rule (settle time, then a quiet period; or `duration`), on the wall
 // clock; then the same expectations are judged from what the watch saw (api_calls: the manager's
 // calls through the proxy). With `kubeconfig`, no process is started: the run uses that cluster (its
@@ -49,6 +51,7 @@ struct RealRunOptions {
   // Hollow nodes instead of node agents: pods get a Running status and run nothing (any number of
   // nodes and pods; kill_pods and fail_node are refused).
   bool hollow_nodes = false;
+  int etcd_members = 1;    // --etcd-members: 1, 3 or 5
   std::string kubeconfig;  // non-empty: an existing cluster, nothing started
   std::string context;
   double wall_timeout_seconds = 0;  // > 0: stop and fail a run past this
@@ -62,7 +65,7 @@ struct RealRunOptions {
 };
 
 std::vector<std::string> RealModeProblems(const Scenario& scenario, bool existing_cluster,
-                                          bool hollow_nodes = false);
+                                          bool hollow_nodes = false, int etcd_members = 1);
 
 // The controller-manager flags for the scenario's manager options.
 std::vector<std::string> ManagerFlags(const ManagerConfig& manager);

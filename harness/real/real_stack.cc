@@ -95,14 +95,26 @@ Result<std::unique_ptr<RealStack>> RealStack::Start(RealStackOptions options) {
   if (mkdtemp(tmpl.data()) == nullptr)
     return Status(Code::kInternal, "mkdtemp: " + std::error_code(errno, std::generic_category()).message());
   s->temp_dir_ = tmpl;
-  std::vector<int> ports = FreePorts(3);
+  const int members = std::max(1, s->options_.etcd_members);
+  std::vector<int> ports = FreePorts(2 * members + 1);
   if (ports.empty()) return Status(Code::kUnavailable, "no free loopback port");
-  s->etcd_client_port_ = ports[0];
-  s->etcd_peer_port_ = ports[1];
-  s->api_port_ = ports[2];
-  if (Status st = s->StartEtcd(); !st.ok()) return st;
+  std::string etcd_servers;
+  for (std::size_t m = 0; m < static_cast<std::size_t>(members); ++m) {
+    s->etcd_client_ports_.push_back(ports[2 * m]);
+    s->etcd_peer_ports_.push_back(ports[2 * m + 1]);
+    s->etcd_.push_back(std::make_unique<ChildProcess>());
+    etcd_servers += (m == 0 ? "" : ",") + std::string("http://127.0.0.1:") + std::to_string(ports[2 * m]);
+  }
+  s->api_port_ = ports.back();
+  // Every member first: a member of a new cluster serves only once a quorum has started.
+  for (int m = 0; m < members; ++m) {
+    if (Status st = s->SpawnEtcd(m); !st.ok()) return st;
+  }
+  for (int m = 0; m < members; ++m) {
+    if (Status st = s->WaitEtcd(m); !st.ok()) return st;
+  }
   const std::vector<std::string> api_args = {
-      s->options_.apiserver_binary, "--etcd_servers=" + s->etcd_url(), "--address", "127.0.0.1", "--port",
+      s->options_.apiserver_binary, "--etcd_servers=" + etcd_servers, "--address", "127.0.0.1", "--port",
       std::to_string(s->api_port_)};
   if (Status st = s->apiserver_.Spawn(api_args, s->temp_dir_ + "/apiserver.log"); !st.ok()) return st;
   if (Status st = s->WaitApiServer(); !st.ok()) return st;
@@ -265,7 +277,7 @@ void RealStack::Stop() {
   StopContainers();
   if (proxy_) proxy_->Stop();
   apiserver_.Terminate();
-  etcd_.Terminate();
+  for (auto& m : etcd_) m->Terminate();
   if (!temp_dir_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(temp_dir_, ec);
@@ -273,40 +285,73 @@ void RealStack::Stop() {
 }
 
 std::string RealStack::api_url() const { return "http://127.0.0.1:" + std::to_string(api_port_); }
-std::string RealStack::etcd_url() const { return "http://127.0.0.1:" + std::to_string(etcd_client_port_); }
+std::string RealStack::etcd_url() const {
+  return "http://127.0.0.1:" + std::to_string(etcd_client_ports_.at(0));
+}
 
-Status RealStack::StartEtcd() {
-  if (etcd_.Running()) return Status::Ok();
-  const std::string client = etcd_url();
-  const std::string peer = "http://127.0.0.1:" + std::to_string(etcd_peer_port_);
+// Member 0 keeps the single-member names (etcd, etcd.log); the others are etcd-<m>.
+std::string RealStack::EtcdName(int member) const {
+  return member == 0 ? "etcd" : "etcd-" + std::to_string(member);
+}
+
+Status RealStack::SpawnEtcd(int member) {
+  const std::string client = "http://127.0.0.1:" + std::to_string(etcd_client_ports_.at(member));
+  const std::string peer = "http://127.0.0.1:" + std::to_string(etcd_peer_ports_.at(member));
+  std::string cluster;
+  for (int m = 0; m < etcd_members(); ++m) {
+    cluster += (m == 0 ? "" : ",") + EtcdName(m) + "=http://127.0.0.1:" + std::to_string(etcd_peer_ports_[m]);
+  }
+  // On a restart the data dir holds the member's identity and the initial-cluster flags are ignored.
   const std::vector<std::string> args = {options_.etcd_binary,
-                                         "--name=rcsim",
-                                         "--data-dir=" + temp_dir_ + "/etcd",
+                                         "--name=" + EtcdName(member),
+                                         "--data-dir=" + temp_dir_ + "/" + EtcdName(member),
                                          "--listen-client-urls=" + client,
                                          "--advertise-client-urls=" + client,
                                          "--listen-peer-urls=" + peer,
                                          "--initial-advertise-peer-urls=" + peer,
-                                         "--initial-cluster=rcsim=" + peer,
+                                         "--initial-cluster=" + cluster,
+                                         "--initial-cluster-token=rcsim",
                                          "--initial-cluster-state=new"};
-  if (Status st = etcd_.Spawn(args, temp_dir_ + "/etcd.log"); !st.ok()) return st;
-  return WaitEtcd();
+  return etcd_.at(member)->Spawn(args, temp_dir_ + "/" + EtcdName(member) + ".log");
 }
 
-void RealStack::KillEtcd() { etcd_.Kill(); }
+Status RealStack::StartEtcd(int member) {
+  if (etcd_.at(member)->Running()) return Status::Ok();
+  if (Status st = etcd_[member]->Respawn(); !st.ok()) return st;
+  return WaitEtcd(member);
+}
 
-Status RealStack::WaitEtcd() {
+void RealStack::KillEtcd(int member) { etcd_.at(member)->Kill(); }
+
+Status RealStack::WaitEtcd(int member) {
+  ChildProcess& p = *etcd_.at(member);
+  const std::string what = EtcdName(member);
   const auto deadline = SteadyClock::now() + options_.start_timeout;
   while (true) {
-    if (!etcd_.Running())
-      return Status(Code::kUnavailable, "etcd exited during start-up; log tail:\n" + etcd_.LogTail());
-    if (HttpRequest(etcd_client_port_, "GET", "/health").find("\"health\":\"true\"") != std::string::npos) {
+    if (!p.Running())
+      return Status(Code::kUnavailable, what + " exited during start-up; log tail:\n" + p.LogTail());
+    if (HttpRequest(etcd_client_ports_[member], "GET", "/health").find("\"health\":\"true\"") !=
+        std::string::npos) {
       return Status::Ok();
     }
     if (SteadyClock::now() >= deadline) {
-      return Status(Code::kUnavailable, "etcd not healthy in time; log tail:\n" + etcd_.LogTail());
+      return Status(Code::kUnavailable, what + " not healthy in time; log tail:\n" + p.LogTail());
     }
     std::this_thread::sleep_for(kPoll);
   }
+}
+
+int RealStack::EtcdLeader() {
+  for (int m = 0; m < etcd_members(); ++m) {
+    if (!etcd_[m]->Running()) continue;
+    nlohmann::json j = nlohmann::json::parse(
+        Body(HttpRequest(etcd_client_ports_[m], "POST", "/v3/maintenance/status", "{}")), nullptr,
+        /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("leader") || !j.contains("header")) continue;
+    const nlohmann::json leader = j["leader"];
+    if (leader.is_string() && leader == j["header"].value("member_id", nlohmann::json())) return m;
+  }
+  return -1;
 }
 
 Status RealStack::WaitApiServer() {
@@ -364,21 +409,31 @@ Status RealStack::WaitLog(ChildProcess& p, const std::string& what, const std::s
 }
 
 Result<int64_t> RealStack::CompactEtcd() {
-  const std::string range = Body(HttpRequest(etcd_client_port_, "POST", "/v3/kv/range", R"({"key":"AA=="})"));
+  int port = etcd_client_ports_.at(0);
+  for (int m = 0; m < etcd_members(); ++m) {
+    if (etcd_[m]->Running()) {
+      port = etcd_client_ports_[m];
+      break;
+    }
+  }
+  const std::string range = Body(HttpRequest(port, "POST", "/v3/kv/range", R"({"key":"AA=="})"));
   nlohmann::json j = nlohmann::json::parse(range, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.contains("header") || !j["header"].contains("revision")) {
     return Status(Code::kUnavailable, "etcd: cannot read the revision: " + range);
   }
   const std::string revision = j["header"]["revision"].get<std::string>();
-  const std::string done = HttpRequest(etcd_client_port_, "POST", "/v3/kv/compaction",
-                                       R"({"revision":")" + revision + R"(","physical":true})");
+  const std::string done =
+      HttpRequest(port, "POST", "/v3/kv/compaction", R"({"revision":")" + revision + R"(","physical":true})");
   if (StatusCodeOf(done) != 200) return Status(Code::kUnavailable, "etcd: compaction failed: " + done);
   return std::stoll(revision);
 }
 
 std::vector<pid_t> RealStack::pids() {
   std::vector<pid_t> out;
-  for (ChildProcess* p : {&etcd_, &apiserver_, &manager_, &cluster_}) {
+  for (auto& m : etcd_) {
+    if (m->Running()) out.push_back(m->pid());
+  }
+  for (ChildProcess* p : {&apiserver_, &manager_, &cluster_}) {
     if (p->Running()) out.push_back(p->pid());
   }
   for (auto& a : agents_) {
@@ -388,7 +443,12 @@ std::vector<pid_t> RealStack::pids() {
 }
 
 std::vector<int> RealStack::ports() const {
-  std::vector<int> out = {etcd_client_port_, etcd_peer_port_, api_port_};
+  std::vector<int> out;
+  for (std::size_t m = 0; m < etcd_client_ports_.size(); ++m) {
+    out.push_back(etcd_client_ports_[m]);
+    out.push_back(etcd_peer_ports_[m]);
+  }
+  out.push_back(api_port_);
   if (proxy_) out.push_back(proxy_->port());
   return out;
 }
@@ -397,9 +457,12 @@ std::string RealStack::Describe() {
   auto pid = [](ChildProcess& p) { return p.Running() ? std::to_string(p.pid()) : std::string("-"); };
   std::string agents;
   for (int i = 0; i < node_agents(); ++i) agents += ", " + NodeName(i) + " pid=" + pid(*agents_[i]);
-  return "etcd pid=" + pid(etcd_) + " ports=" + std::to_string(etcd_client_port_) + "," +
-         std::to_string(etcd_peer_port_) + ", apiserver pid=" + pid(apiserver_) +
-         " port=" + std::to_string(api_port_) +
+  std::string etcd;
+  for (int m = 0; m < etcd_members(); ++m) {
+    etcd += (m == 0 ? "" : ", ") + EtcdName(m) + " pid=" + pid(*etcd_[m]) +
+            " ports=" + std::to_string(etcd_client_ports_[m]) + "," + std::to_string(etcd_peer_ports_[m]);
+  }
+  return etcd + ", apiserver pid=" + pid(apiserver_) + " port=" + std::to_string(api_port_) +
          ", proxy port=" + (proxy_ ? std::to_string(proxy_->port()) : std::string("-")) +
          ", controller-manager pid=" + pid(manager_) + ", cluster-controllers pid=" + pid(cluster_) + agents +
          ", dir=" + temp_dir_;

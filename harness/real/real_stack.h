@@ -11,6 +11,9 @@
 // out its predecessor's lease) and --kube-api-qps=-1 (no client rate limit, as the simulated manager
 // has none).
 //
+// With etcd_members > 1 the etcd is a cluster of that many members (etcd, etcd-1, ...; data dirs and
+// logs named alike), every one given to the apiserver, which fails over between them.
+//
 // With node_agents > 0, agents node-0 .. node-<n-1> (apps/node-agent) run the pods as processes;
 // they heartbeat every 500ms and the node lifecycle controller runs with short periods
 // (kNodeLifecycleFlags: a node silent for 3s is unreachable, its pods are evicted 1s later). rcsim
@@ -47,6 +50,7 @@ struct RealStackOptions {
   std::string node_agent_binary;
   std::vector<std::string> manager_flags;  // appended to the manager's command line
   int node_agents = 0;                     // > 0: that many node agents, the scheduler on
+  int etcd_members = 1;                    // etcd cluster size (1, 3 or 5); the apiserver gets every member
   uint64_t seed = 1;                       // the proxy's fault draws
   Duration start_timeout = std::chrono::seconds(30);
   Duration proxy_timeout = std::chrono::seconds(1);  // how long a timed-out call is held
@@ -72,17 +76,23 @@ class RealStack {
   void Stop();
 
   std::string api_url() const;  // the API server, direct
-  std::string etcd_url() const;
+  std::string etcd_url() const;  // member 0's client URL
+  int etcd_members() const { return static_cast<int>(etcd_.size()); }
   FaultProxy& proxy() { return *proxy_; }
 
   // The manager: SIGKILL (a crash), and a fresh start (waited for, as in Start).
   void KillManager();
   Status StartManager();
   bool ManagerRunning() { return manager_.Running(); }
-  // etcd: SIGKILL, and a restart on the same ports and data (waited for until healthy).
-  void KillEtcd();
-  Status StartEtcd();
-  // Compacts etcd at its current revision (physical); the revision.
+  // An etcd member: SIGKILL, and a restart on the same ports and data (waited for until healthy:
+  // with several members, until it serves again, which needs a quorum).
+  void KillEtcd(int member = 0);
+  Status StartEtcd(int member = 0);
+  bool EtcdRunning(int member = 0) { return etcd_.at(member)->Running(); }
+  // The member that leads now (asked of every running member: /v3/maintenance/status), or -1.
+  int EtcdLeader();
+  // Compacts etcd at its current revision (physical), through the first member that answers; the
+  // revision.
   Result<int64_t> CompactEtcd();
 
   // Node agents, by index (node-<i>).
@@ -112,7 +122,9 @@ class RealStack {
 
  private:
   explicit RealStack(RealStackOptions options) : options_(std::move(options)) {}
-  Status WaitEtcd();
+  Status SpawnEtcd(int member);
+  Status WaitEtcd(int member);
+  std::string EtcdName(int member) const;
   Status WaitApiServer();
   Status WaitLog(ChildProcess& p, const std::string& what, const std::string& needle, std::size_t log_offset);
   Status WaitNodesReady();
@@ -121,8 +133,10 @@ class RealStack {
 
   RealStackOptions options_;
   std::string temp_dir_;
-  int etcd_client_port_ = 0, etcd_peer_port_ = 0, api_port_ = 0;
-  ChildProcess etcd_, apiserver_, manager_, cluster_;
+  std::vector<int> etcd_client_ports_, etcd_peer_ports_;  // by member
+  int api_port_ = 0;
+  std::vector<std::unique_ptr<ChildProcess>> etcd_;  // by member
+  ChildProcess apiserver_, manager_, cluster_;
   std::vector<std::unique_ptr<ChildProcess>> agents_;
   std::vector<bool> paused_;  // by agent index
   std::unique_ptr<FaultProxy> proxy_;

@@ -74,38 +74,6 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-TEST(RealStackTest, StartsEveryProcessAndStopLeavesNothingBehind) {
-  auto stack = RealStack::Start(Options());
-  ASSERT_TRUE(stack.ok()) << stack.status().ToString();
-  std::vector<pid_t> pids = (*stack)->pids();
-  std::vector<int> ports = (*stack)->ports();
-  const std::string dir = (*stack)->temp_dir();
-  EXPECT_EQ(pids.size(), 4u);   // etcd, apiserver, controller-manager, cluster controllers
-  EXPECT_EQ(ports.size(), 4u);  // etcd client and peer, apiserver, proxy
-  EXPECT_TRUE(std::filesystem::exists(dir + "/etcd"));
-  for (int p : ports) EXPECT_FALSE(PortFree(p)) << "port " << p << " should be in use";
-  (*stack)->Stop();
-  for (pid_t p : pids) EXPECT_TRUE(Gone(p)) << "pid " << p;
-  for (int p : ports) EXPECT_TRUE(PortFree(p)) << "port " << p;
-  EXPECT_FALSE(std::filesystem::exists(dir));
-}
-
-TEST(RealStackTest, RestartsTheManagerAndEtcdAndCompacts) {
-  auto stack = RealStack::Start(Options());
-  ASSERT_TRUE(stack.ok()) << stack.status().ToString();
-  RealStack& s = **stack;
-  s.KillManager();
-  EXPECT_FALSE(s.ManagerRunning());
-  ASSERT_TRUE(s.StartManager().ok());
-  EXPECT_TRUE(s.ManagerRunning());
-  s.KillEtcd();
-  EXPECT_FALSE(s.CompactEtcd().ok());
-  ASSERT_TRUE(s.StartEtcd().ok());
-  Result<int64_t> rev = s.CompactEtcd();
-  ASSERT_TRUE(rev.ok()) << rev.status().ToString();
-  EXPECT_GT(*rev, 0);
-}
-
 template <typename T>
 T Call(const std::function<void(Callback<T>)>& call) {
   auto p = std::make_shared<std::promise<T>>();
@@ -122,6 +90,58 @@ bool Eventually(const std::function<bool()>& done, Duration limit = std::chrono:
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return done();
+}
+
+TEST(RealStackTest, StartsEveryProcessAndStopLeavesNothingBehind) {
+  auto stack = RealStack::Start(Options());
+  ASSERT_TRUE(stack.ok()) << stack.status().ToString();
+  std::vector<pid_t> pids = (*stack)->pids();
+  std::vector<int> ports = (*stack)->ports();
+  const std::string dir = (*stack)->temp_dir();
+  EXPECT_EQ(pids.size(), 4u);   // etcd, apiserver, controller-manager, cluster controllers
+  EXPECT_EQ(ports.size(), 4u);  // etcd client and peer, apiserver, proxy
+  EXPECT_TRUE(std::filesystem::exists(dir + "/etcd"));
+  for (int p : ports) EXPECT_FALSE(PortFree(p)) << "port " << p << " should be in use";
+  (*stack)->Stop();
+  for (pid_t p : pids) EXPECT_TRUE(Gone(p)) << "pid " << p;
+  for (int p : ports) EXPECT_TRUE(PortFree(p)) << "port " << p;
+  EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
+TEST(RealStackTest, ThreeEtcdMembersElectANewLeaderAfterTheLeaderDies) {
+  RealStackOptions o = Options();
+  o.etcd_members = 3;
+  auto stack = RealStack::Start(o);
+  ASSERT_TRUE(stack.ok()) << stack.status().ToString();
+  RealStack& s = **stack;
+  EXPECT_EQ(s.pids().size(), 6u);   // 3 etcd members, apiserver, two controller-managers
+  EXPECT_EQ(s.ports().size(), 8u);  // 3 x (client, peer), apiserver, proxy
+  int leader = -1;
+  ASSERT_TRUE(Eventually([&] { return (leader = s.EtcdLeader()) >= 0; }));
+  s.KillEtcd(leader);
+  EXPECT_FALSE(s.EtcdRunning(leader));
+  int next = -1;
+  ASSERT_TRUE(Eventually([&] { return (next = s.EtcdLeader()) >= 0; })) << "no new leader";
+  EXPECT_NE(next, leader);
+  EXPECT_TRUE(s.CompactEtcd().ok());  // the cluster serves with two members
+  ASSERT_TRUE(s.StartEtcd(leader).ok());
+  EXPECT_TRUE(s.EtcdRunning(leader));
+}
+
+TEST(RealStackTest, RestartsTheManagerAndEtcdAndCompacts) {
+  auto stack = RealStack::Start(Options());
+  ASSERT_TRUE(stack.ok()) << stack.status().ToString();
+  RealStack& s = **stack;
+  s.KillManager();
+  EXPECT_FALSE(s.ManagerRunning());
+  ASSERT_TRUE(s.StartManager().ok());
+  EXPECT_TRUE(s.ManagerRunning());
+  s.KillEtcd();
+  EXPECT_FALSE(s.CompactEtcd().ok());
+  ASSERT_TRUE(s.StartEtcd().ok());
+  Result<int64_t> rev = s.CompactEtcd();
+  ASSERT_TRUE(rev.ok()) << rev.status().ToString();
+  EXPECT_GT(*rev, 0);
 }
 
 // Node agents run the pods as processes: a SIGKILLed container is restarted in place (restartCount 1,
@@ -256,6 +276,55 @@ expect: []
   EXPECT_NE(too_many[0].find("test.yaml: /cluster/nodes: "), std::string::npos) << too_many[0];
   EXPECT_NE(too_many[0].find("at most 16"), std::string::npos) << too_many[0];
   EXPECT_TRUE(RealModeProblems(big, false, /*hollow_nodes=*/true).empty());
+  // etcd events: a member the run does not have, a leader kill without a multi-member etcd.
+  Scenario etcd = Parse(R"(
+name: etcd
+controllers: [{name: web, replicas: 2}]
+events:
+  - {at: 1s, restart_etcd: {member: 2, down: 1s}}
+  - {at: 2s, kill_etcd_leader: {}}
+  - {at: 3s, restart_etcd: {}}
+expect: []
+)");
+  std::vector<std::string> one = RealModeProblems(etcd, false);
+  ASSERT_EQ(one.size(), 2u);
+  EXPECT_NE(one[0].find("test.yaml: /events/0/restart_etcd/member: no such etcd member"), std::string::npos)
+      << one[0];
+  EXPECT_NE(one[1].find("test.yaml: /events/1/kill_etcd_leader: "), std::string::npos) << one[1];
+  EXPECT_TRUE(RealModeProblems(etcd, false, false, /*etcd_members=*/3).empty());
+  EXPECT_EQ(RealModeProblems(etcd, true).size(), 3u);  // an existing cluster's etcd is not rcsim's
+}
+
+// restart_etcd and kill_etcd_leader on a 3-member etcd: the manager's writes and watches go on
+// (quorum kept, or back after an election), the run passes. The bounds are loose: the apiserver's
+// etcd client may wait out a call to the dead member before it fails over (seconds on a loaded box).
+TEST(RealRunnerTest, EtcdMemberAndLeaderCrashesOnThreeMembers) {
+  Scenario s = Parse(R"(
+name: real-runner-etcd
+duration: 1m
+cluster: {nodes: 2}
+manager: {resync: 2s}
+controllers: [{name: web, replicas: 3}]
+events:
+  - {at: 1s, scale: {controller: web, replicas: 6}}
+  - {at: 1s, kill_etcd_leader: {down: 2s}}
+  - {at: 5s, restart_etcd: {member: 1, down: 1s}}
+  - {at: 5s, scale: {controller: web, replicas: 2}}
+expect:
+  - converged: {controller: web, after: 1s, within: 20s}
+  - converged: {controller: web, after: 5s, within: 20s}
+  - never_above: {controller: web, active: 6}
+  - final: {controller: web, running: 2}
+  - status_matches: {controller: web}
+)");
+  RealRunOptions o;
+  o.apiserver_binary = RCSIM_APISERVER_BINARY;
+  o.controller_manager_binary = RCSIM_CONTROLLER_MANAGER_BINARY;
+  o.node_agent_binary = RCSIM_NODE_AGENT_BINARY;
+  o.etcd_members = 3;
+  RunResult r = RunScenarioReal(s, 1, o);
+  EXPECT_TRUE(r.passed) << r.error;
+  for (const ExpectationOutcome& e : r.expectations) EXPECT_TRUE(e.passed) << e.text << ": " << e.detail;
 }
 
 TEST(RealRunnerTest, AScenarioWithAManagerCrashAndApiFaultsPasses) {
@@ -438,6 +507,36 @@ expect: []
   const std::string out = ReadFile(dir + "/out");
   EXPECT_NE(out.find("kill.yaml: /events/0/kill_pods: "), std::string::npos) << out;
   EXPECT_EQ(out.find("real stack"), std::string::npos) << out;  // nothing was started
+  // A leader kill needs --etcd-members 3; a malformed member is refused by the parser.
+  std::ofstream(dir + "/leader.yaml") << R"(
+name: leader
+controllers: [{name: web, replicas: 1}]
+events:
+  - {at: 1s, kill_etcd_leader: {}}
+expect: []
+)";
+  std::ofstream(dir + "/member.yaml") << R"(
+name: member
+controllers: [{name: web, replicas: 1}]
+events:
+  - {at: 1s, restart_etcd: {member: -1}}
+expect: []
+)";
+  for (const char* name : {"leader", "member"}) {
+    const std::string run =
+        std::string(RCSIM_BINARY) + " run --real " + dir + "/" + name + ".yaml > " + dir + "/out 2>&1";
+    const int code = std::system(run.c_str());  // NOLINT(concurrency-mt-unsafe): one thread here
+    ASSERT_TRUE(WIFEXITED(code));
+    EXPECT_EQ(WEXITSTATUS(code), 2) << name;
+    const std::string said = ReadFile(dir + "/out");
+    EXPECT_NE(said.find(std::string(name) + ".yaml"), std::string::npos)
+        << said;  // a YAML error adds line:col
+    EXPECT_NE(said.find(std::string(": /events/0/") +
+                        (std::string(name) == "leader" ? "kill_etcd_leader: " : "restart_etcd/member: ")),
+              std::string::npos)
+        << said;
+    EXPECT_EQ(said.find("real stack"), std::string::npos) << said;
+  }
   std::filesystem::remove_all(dir);
 }
 
