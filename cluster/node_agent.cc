@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "cluster/container_env.h"
+
 namespace rcsim {
 namespace {
 
@@ -106,7 +108,7 @@ void NodeAgent::Register() {
   const uint64_t epoch = epoch_;
   cluster_->nodes().Get("", options_.node_name, [this, alive = alive_, epoch](Result<NodePtr> got) {
     if (!*alive || epoch != epoch_) return;
-    auto after = [this, alive, epoch](Result<NodePtr> r) {
+    auto after = [this, alive, epoch](const Result<NodePtr>& r) {
       if (!*alive || epoch != epoch_) return;
       if (r.ok()) {
         ++counters_.heartbeats;
@@ -147,7 +149,7 @@ void NodeAgent::Heartbeat() {
       }
       return;
     }
-    cluster_->nodes().UpdateStatus(DesiredNode(*got), [this, alive, epoch](Result<NodePtr> r) {
+    cluster_->nodes().UpdateStatus(DesiredNode(*got), [this, alive, epoch](const Result<NodePtr>& r) {
       if (!*alive || epoch != epoch_) return;
       if (r.ok()) ++counters_.heartbeats;
       ScheduleHeartbeat();
@@ -229,11 +231,12 @@ void NodeAgent::StartContainer(const std::string& uid, std::size_t index) {
   config.image = spec.image;
   config.command = spec.command;
   config.args = spec.args;
+  config.env = ContainerEnv(*st.pod, spec, st.pod_ip, options_.host_ip);
   runtime_->Start(config, [this, alive = alive_, uid, index](Result<std::string> r) {
     if (!*alive) return;
     auto it = pods_.find(uid);
     if (it == pods_.end()) {
-      if (r.ok()) runtime_->Stop(*r, Duration::zero(), [](Status) {});
+      if (r.ok()) runtime_->Stop(*r, Duration::zero(), [](const Status&) {});
       return;
     }
     PodState& st = it->second;
@@ -260,7 +263,7 @@ void NodeAgent::StartContainer(const std::string& uid, std::size_t index) {
     ++counters_.starts;
     Trace("start " + st.key + " " + c.name);
     if (st.stopping) {
-      runtime_->Stop(c.id, Duration::zero(), [](Status) {});
+      runtime_->Stop(c.id, Duration::zero(), [](const Status&) {});
       return;
     }
     WriteStatus(uid);
@@ -284,7 +287,9 @@ void NodeAgent::OnExit(const std::string& id, int exit_code) {
   if (id.empty()) return;
   auto where = by_container_.find(id);
   if (where == by_container_.end()) return;
-  const auto [uid, index] = where->second;
+  // Copies, not a structured binding: the lambdas below capture them (clang before 16 cannot).
+  const std::string uid = where->second.first;
+  const auto index = where->second.second;
   by_container_.erase(where);
   ++counters_.exits;
   auto it = pods_.find(uid);
@@ -326,7 +331,7 @@ void NodeAgent::StopPod(const std::string& uid, Duration grace) {
     c.backoff_timer = 0;
     if (!c.id.empty()) {
       any = true;
-      runtime_->Stop(c.id, grace, [](Status) {});
+      runtime_->Stop(c.id, grace, [](const Status&) {});
     }
     any = any || c.starting;
   }
@@ -347,7 +352,7 @@ void NodeAgent::FinishDeletion(const std::string& uid) {
   opts.grace_period_seconds = 0;
   const PodPtr pod = st.pod;
   api_->pods().Delete(pod->metadata.namespace_, pod->metadata.name, opts,
-                      [this, alive = alive_, uid](Result<PodPtr> r) {
+                      [this, alive = alive_, uid](const Result<PodPtr>& r) {
                         if (!*alive) return;
                         auto it = pods_.find(uid);
                         if (it == pods_.end()) return;
@@ -417,7 +422,7 @@ void NodeAgent::WriteStatus(const std::string& uid) {
   next.metadata.resource_version.clear();  // the agent owns the status: unconditional
   next.status = std::move(desired);
   ++counters_.status_writes;
-  api_->pods().UpdateStatus(std::move(next), [this, alive = alive_, uid](Result<PodPtr> r) {
+  api_->pods().UpdateStatus(std::move(next), [this, alive = alive_, uid](const Result<PodPtr>& r) {
     if (!*alive) return;
     auto it = pods_.find(uid);
     if (it == pods_.end()) return;

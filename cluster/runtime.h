@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/api_client.h"
@@ -31,6 +32,7 @@ struct ContainerConfig {
   std::string image;  // recorded, never pulled
   std::vector<std::string> command;
   std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;  // the spec's env, resolved (container_env.h)
 };
 
 class Runtime {

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <boost/asio/ip/address_v4.hpp>
 #include <boost/program_options.hpp>
 #include <future>
 #include <iostream>
@@ -43,10 +44,22 @@ struct Flags {
   std::string status_frequency = "10s";
   std::string orphan_grace = "30s";
   std::string node_ip = "127.0.0.1";
+  std::string pod_cidr;
   int verbosity = 1;
   Duration heartbeat_interval{};
   Duration orphan_grace_duration{};
 };
+
+// "a.b.c." for "a.b.c.0/24"; "" if `cidr` is not an IPv4 /24 network.
+std::string PodIpPrefix(const std::string& cidr) {
+  const std::size_t slash = cidr.find('/');
+  if (slash == std::string::npos || cidr.substr(slash) != "/24") return "";
+  boost::system::error_code ec;
+  const auto ip = boost::asio::ip::make_address_v4(cidr.substr(0, slash), ec);
+  if (ec || (ip.to_uint() & 0xffU) != 0) return "";
+  const std::string text = ip.to_string();
+  return text.substr(0, text.rfind('.') + 1);
+}
 
 bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
   f->server.apiserver = "http://127.0.0.1:8080";
@@ -73,6 +86,9 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
                                      "grace period (SIGTERM to SIGKILL) for re-adopted processes whose pods "
                                      "are gone")("node-ip", po::value(&f->node_ip)->default_value(f->node_ip),
                                                  "the node's InternalIP (status.hostIP)")(
+      "pod-cidr", po::value(&f->pod_cidr),
+      "this node's pod addresses, a /24 such as 10.244.1.0/24 (pods get .2, .3, ...); give each node its "
+      "own so pod IPs differ across nodes (default 10.244.0.0/24)")(
       "v", po::value(&f->verbosity)->default_value(f->verbosity),
       "log verbosity: 0 problems only, 1 pod and container events");
   po::variables_map vm;
@@ -110,6 +126,11 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
     return false;
   }
   f->orphan_grace_duration = *grace;
+  if (!f->pod_cidr.empty() && PodIpPrefix(f->pod_cidr).empty()) {
+    std::cerr << "node-agent: --pod-cidr: \"" << f->pod_cidr
+              << "\" is not an IPv4 /24 (e.g. 10.244.1.0/24)\n";
+    return false;
+  }
   return true;
 }
 
@@ -230,6 +251,7 @@ int Main(int argc, char** argv) {
     options.node_name = flags.node_name;
     options.max_pods = flags.max_pods;
     options.host_ip = flags.node_ip;
+    if (!flags.pod_cidr.empty()) options.pod_ip_prefix = PodIpPrefix(flags.pod_cidr);
     options.heartbeat_interval = flags.heartbeat_interval;
     std::unique_ptr<NodeAgent> agent;
     std::unique_ptr<OrphanSweeper> sweeper;

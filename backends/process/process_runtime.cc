@@ -23,6 +23,12 @@
 namespace rcsim {
 namespace {
 
+// strerror's text, thread-safely (GNU strerror_r).
+std::string ErrnoText(int e) {
+  char buf[128];
+  return strerror_r(e, buf, sizeof buf);
+}
+
 namespace fs = std::filesystem;
 using SteadyClock = std::chrono::steady_clock;
 
@@ -108,7 +114,8 @@ size_t FormatInt(int v, char* out) {  // v >= 0
   for (int s = 1; s < NSIG; ++s) sigaction(s, &dfl, nullptr);  // the agent ignores SIGPIPE: undo that
   sigset_t none;
   sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);  // the agent blocks SIGTERM/SIGINT for sigwait: undo that
+  // The agent blocks SIGTERM/SIGINT for sigwait: undo that. The forked child has one thread.
+  sigprocmask(SIG_SETMASK, &none, nullptr);  // NOLINT(concurrency-mt-unsafe)
   syscall(SYS_close_range, 3U, ~0U, static_cast<unsigned>(CLOSE_RANGE_CLOEXEC));
   int e = 0;
   if (chdir(work_dir) != 0) {
@@ -208,7 +215,8 @@ Status ProcessRuntime::Init() {
   if (ec) return Status(Code::kInvalid, "cannot create " + options_.root_dir + "/pods: " + ec.message());
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (epoll_fd_ < 0 || wake_fd_ < 0) return Status(Code::kInternal, std::string("epoll: ") + strerror(errno));
+  if (epoll_fd_ < 0 || wake_fd_ < 0)
+    return Status(Code::kInternal, std::string("epoll: ") + ErrnoText(errno));
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.fd = wake_fd_;
@@ -359,7 +367,7 @@ Status ProcessRuntime::WriteState(const Container& c) const {
     if (!out) return Status(Code::kInternal, "cannot write " + tmp);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status(Code::kInternal, "cannot rename " + tmp + ": " + strerror(errno));
+    return Status(Code::kInternal, "cannot rename " + tmp + ": " + ErrnoText(errno));
   }
   return Status::Ok();
 }
@@ -394,6 +402,12 @@ Status ProcessRuntime::Spawn(const ContainerConfig& config, Container* c, std::s
                                   "POD_NAMESPACE=" + config.pod_namespace,
                                   "POD_UID=" + config.pod_uid,
                                   "CONTAINER_NAME=" + config.container_name};
+  // The spec's env after these, replacing any of the same name (the image sets none here).
+  for (const auto& [name, value] : config.env) {
+    const std::string prefix = name + "=";
+    std::erase_if(env, [&](const std::string& e) { return e.rfind(prefix, 0) == 0; });
+    env.push_back(prefix + value);
+  }
   std::vector<char*> argv_c, env_c;
   for (std::string& a : c->argv) argv_c.push_back(a.data());
   argv_c.push_back(nullptr);
@@ -413,13 +427,13 @@ Status ProcessRuntime::Spawn(const ContainerConfig& config, Container* c, std::s
     }
   };
   if (in_fd < 0 || out_fd < 0 || err_fd < 0 || !pipes_ok) {
-    const std::string why = strerror(errno);
+    const std::string why = ErrnoText(errno);
     close_all();
     return Status(Code::kInternal, "cannot open the log files or pipes of " + c->info.id + ": " + why);
   }
   const pid_t shim = fork();
   if (shim < 0) {
-    const std::string why = strerror(errno);
+    const std::string why = ErrnoText(errno);
     close_all();
     return Status(Code::kUnavailable, "fork: " + why);
   }
@@ -452,7 +466,7 @@ Status ProcessRuntime::Spawn(const ContainerConfig& config, Container* c, std::s
     std::remove(exit_tmp.c_str());
     if (got_errno == sizeof exec_errno) {
       return Status(Code::kInvalid,
-                    "container " + config.container_name + ": exec " + *exe + ": " + strerror(exec_errno));
+                    "container " + config.container_name + ": exec " + *exe + ": " + ErrnoText(exec_errno));
     }
     return Status(Code::kInternal, "container " + config.container_name + ": the shim did not start it");
   }
@@ -531,7 +545,7 @@ int ProcessRuntime::StopUnclaimed(const std::set<std::string>& keep_pod_uids, Du
       if (c.info.adopted && !c.info.claimed && keep_pod_uids.count(c.info.pod_uid) == 0) ids.push_back(id);
     }
   }
-  for (const std::string& id : ids) Stop(id, grace, [](Status) {});
+  for (const std::string& id : ids) Stop(id, grace, [](const Status&) {});
   return static_cast<int>(ids.size());
 }
 

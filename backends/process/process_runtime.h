@@ -6,7 +6,8 @@
 // process gets its own process group, stdin from /dev/null, stdout and stderr appended to log files,
 // the working directory <root>/pods/<ns>_<name>_<uid>/<container>/work (kept across restarts) and a
 // small environment: PATH, HOME (the working directory), HOSTNAME (the pod name), POD_NAME,
-// POD_NAMESPACE, POD_UID, CONTAINER_NAME. The pod spec's `env` is not in the API model yet.
+// POD_NAMESPACE, POD_UID, CONTAINER_NAME, then the spec's `env` as ContainerConfig::env resolves it
+// (replacing any of those of the same name).
 //
 // Layout under root_dir:
 //   containers/<id>.json   state: pod, container, pid and /proc start time of the process and its shim

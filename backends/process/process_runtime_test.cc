@@ -99,7 +99,7 @@ class ProcessRuntimeTest : public ::testing::Test {
   }
   void StopSync(const std::string& id, Duration grace) {
     std::promise<void> p;
-    runtime_->Stop(id, grace, [&p](Status) { p.set_value(); });
+    runtime_->Stop(id, grace, [&p](const Status&) { p.set_value(); });
     p.get_future().get();
   }
   std::optional<int> ExitOf(const std::string& id) {
@@ -122,6 +122,18 @@ class ProcessRuntimeTest : public ::testing::Test {
   std::mutex mu_;
   std::map<std::string, int> exits_;  // guarded by mu_
 };
+
+// The spec's env (ContainerConfig::env) comes after the runtime's own variables and replaces one of the
+// same name.
+TEST_F(ProcessRuntimeTest, SpecEnvReachesTheProcessAndReplacesADefaultOfTheSameName) {
+  ContainerConfig config = Config("env-1", {"sh", "-c"}, {"echo $GREETING/$POD_NAME/$EMPTY/$HOSTNAME"});
+  config.env = {{"GREETING", "hello world"}, {"EMPTY", ""}, {"HOSTNAME", "custom"}};
+  Result<std::string> id = StartSync(config);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  ASSERT_TRUE(WaitFor([&] { return ExitOf(*id).has_value(); }));
+  EXPECT_EQ(ReadFile(root_ + "/pods/default_env-1_uid-env-1/main/" + *id + ".stdout.log"),
+            "hello world/env-1//custom\n");
+}
 
 TEST_F(ProcessRuntimeTest, RunsCommandAndArgsInTheWorkDirWithEnvAndLogsAndReportsTheExitCode) {
   Result<std::string> id = StartSync(

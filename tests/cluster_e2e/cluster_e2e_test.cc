@@ -293,7 +293,8 @@ class ClusterE2eTest : public ::testing::Test {
             "--root-dir",
             dir_ + "/" + NodeName(i),
             "--node-status-update-frequency=1s",
-            "--orphan-grace=5s"};
+            "--orphan-grace=5s",
+            "--pod-cidr=10.244." + std::to_string(i + 1) + ".0/24"};  // pod IPs of each node's own /24
   }
   static std::string NodeName(int i) { return "node-" + std::to_string(i); }
   int NodeIndex(const std::string& name) const { return std::stoi(name.substr(5)); }
@@ -622,6 +623,52 @@ TEST_F(ClusterE2eTest, DeletingTheRcCascadesOrOrphans) {
     std::cout << "[timing] kubectl delete rc to no pods and no processes: " << SecondsSince(t0) << " s"
               << std::endl;
   }
+}
+
+// Issue 10: pod IPs differ across nodes (each agent has its own --pod-cidr), and a container's env (a
+// value, the downward API: its pod's name and IP) reaches its process. Issue 8: `kubectl get nodes`
+// lists the agents' Nodes, Ready.
+TEST_F(ClusterE2eTest, PodIpsDifferAcrossNodesEnvReachesTheProcessAndKubectlGetNodes) {
+  const std::string nodes = Kubectl("get nodes");
+  for (int i = 0; i < kNodes; ++i) {
+    const std::size_t at = nodes.find("\n" + NodeName(i) + " ");
+    ASSERT_NE(at, std::string::npos) << nodes;
+    const std::string line = nodes.substr(at + 1, nodes.find('\n', at + 1) - at - 1);
+    EXPECT_NE(line.find(" Ready "), std::string::npos) << nodes;
+  }
+  CreateRcAndWaitForFive();
+  std::set<std::string> ips;
+  for (const PodPtr& p : Pods()) ips.insert(p->status.pod_ip);
+  EXPECT_EQ(ips.size(), 5u) << "pod IPs repeat across nodes";
+
+  std::ofstream(dir_ + "/talker.yaml") << R"(apiVersion: v1
+kind: Pod
+metadata: {name: talker, namespace: default}
+spec:
+  nodeName: node-1
+  containers:
+  - name: talk
+    image: busybox
+    command: ["sh", "-c", "echo hello $GREETING $MY_POD $MY_IP; exec sleep 3600"]
+    env:
+    - {name: GREETING, value: there}
+    - name: MY_POD
+      valueFrom: {fieldRef: {fieldPath: metadata.name}}
+    - name: MY_IP
+      valueFrom: {fieldRef: {fieldPath: status.podIP}}
+)";
+  Kubectl("apply -f " + dir_ + "/talker.yaml");
+  std::string out;
+  EXPECT_TRUE(Eventually([&] {
+    const auto live = LiveProcesses();
+    const auto it = live.find("talker");
+    if (it == live.end()) return false;
+    out = ReadFile(it->second.stdout_path);
+    return out.find('\n') != std::string::npos;
+  })) << out;
+  // node-1's pods are from 10.244.2.0/24.
+  EXPECT_EQ(out.rfind("hello there talker 10.244.2.", 0), 0u) << out;
+  Kubectl("delete pod talker --wait=false");
 }
 
 }  // namespace

@@ -1,0 +1,26 @@
+// A container's environment from its spec, as the kubelet builds it: `env` entries with a `value`, and
+// `valueFrom.fieldRef` (the downward API) for metadata.name, metadata.namespace, metadata.uid,
+// spec.nodeName, spec.serviceAccountName, status.podIP and status.hostIP, in spec order (a later entry
+// of the same name wins). Not supported, and left out: $(VAR) expansion, valueFrom of a secret,
+// config map or resource, envFrom.
+//
+// Thread-safety: stateless.
+#ifndef RCSIM_CLUSTER_CONTAINER_ENV_H_
+#define RCSIM_CLUSTER_CONTAINER_ENV_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/types.h"
+
+namespace rcsim {
+
+using EnvVars = std::vector<std::pair<std::string, std::string>>;
+
+EnvVars ContainerEnv(const Pod& pod, const Container& container, const std::string& pod_ip,
+                     const std::string& host_ip);
+
+}  // namespace rcsim
+
+#endif  // RCSIM_CLUSTER_CONTAINER_ENV_H_
