@@ -47,6 +47,10 @@ class ExecutorResourceClient final : public ResourceClient<T> {
               Callback<Result<Ptr>> done) override {
     inner_->Delete(ns, name, opts, Hop(std::move(done)));
   }
+  void PatchOwnerReferences(const std::string& ns, const std::string& name, const OwnerReferencePatch& patch,
+                            Callback<Result<Ptr>> done) override {
+    inner_->PatchOwnerReferences(ns, name, patch, Hop(std::move(done)));
+  }
   std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
                                   const std::string& resource_version,
                                   std::function<void(const ApiWatchEvent<T>&)> on_event) override {

@@ -41,6 +41,10 @@ class LaggingPodWatchApi final : public ApiClient {
                 Callback<Result<Ptr>> done) override {
       inner_->Delete(ns, name, opts, std::move(done));
     }
+    void PatchOwnerReferences(const std::string& ns, const std::string& name,
+                              const OwnerReferencePatch& patch, Callback<Result<Ptr>> done) override {
+      inner_->PatchOwnerReferences(ns, name, patch, std::move(done));
+    }
     std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts, const std::string& rv,
                                     std::function<void(const ApiWatchEvent<Pod>&)> on_event) override {
       auto open = std::make_shared<bool>(true);

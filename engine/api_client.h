@@ -94,6 +94,19 @@ struct DeleteOptions {
 };
 
 // One resource type (namespace "" in List/Watch means all namespaces).
+// A change of metadata.ownerReferences alone, as a controller adopts or releases an object: applied to
+// the object as stored now, whatever its resourceVersion (no conflict with a writer of other
+// fields), if it still has `uid`. Over HTTP it is the strategic merge patch upstream's controllers
+// send: {"metadata":{"ownerReferences":[<add>],"uid":<uid>}}, and a {"$patch":"delete","uid":...}
+// entry to remove. Adding a reference replaces the one with the same uid (adding twice is one
+// reference); removing a reference that is not there changes nothing. A different uid (the object
+// was replaced) or a second controller reference is kInvalid (422), as kube-apiserver answers.
+struct OwnerReferencePatch {
+  std::string uid;                    // the object's uid; required
+  std::optional<OwnerReference> add;  // set: add (or replace) this reference
+  std::string remove_uid;             // non-empty: remove the reference to this owner
+};
+
 template <typename T>
 class ResourceClient {
  public:
@@ -107,6 +120,9 @@ class ResourceClient {
   virtual void UpdateStatus(T object, Callback<Result<Ptr>> done) = 0;
   virtual void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
                       Callback<Result<Ptr>> done) = 0;
+  // Counted as a kPatch call.
+  virtual void PatchOwnerReferences(const std::string& ns, const std::string& name,
+                                    const OwnerReferencePatch& patch, Callback<Result<Ptr>> done) = 0;
   virtual std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
                                           const std::string& resource_version,
                                           std::function<void(const ApiWatchEvent<T>&)> on_event) = 0;

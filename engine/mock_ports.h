@@ -42,6 +42,10 @@ class MockResourceClient : public ResourceClient<T> {
               (const std::string& ns, const std::string& name, const DeleteOptions& opts,
                Callback<Result<Ptr>> done),
               (override));
+  MOCK_METHOD(void, PatchOwnerReferences,
+              (const std::string& ns, const std::string& name, const OwnerReferencePatch& patch,
+               Callback<Result<Ptr>> done),
+              (override));
   MOCK_METHOD(std::unique_ptr<ApiWatch>, Watch,
               (const std::string& ns, const ListOptions& opts, const std::string& resource_version,
                EventFn on_event),

@@ -396,7 +396,7 @@ void ReplicationManager::ClaimPods(const SyncPtr& s) {
     ManageReplicas(s);
     return;
   }
-  for (const PodPtr& pod : to_release) Release(s, pod, 0);
+  for (const PodPtr& pod : to_release) Release(s, pod);
   if (to_adopt.empty()) return;
   // Adopt only for a controller that still exists with this uid and is not being deleted, read
   // uncached: the cache may still hold a controller that was deleted (upstream's canAdopt).
@@ -416,7 +416,7 @@ void ReplicationManager::ClaimPods(const SyncPtr& s) {
           return;
         }
         s->pending += static_cast<int>(to_adopt.size());
-        for (const PodPtr& pod : to_adopt) Adopt(s, pod, 0);
+        for (const PodPtr& pod : to_adopt) Adopt(s, pod);
         OnClaimCallDone(s);
       }));
 }
@@ -456,22 +456,24 @@ bool PermanentClaimError(Code code) {
          code == Code::kMethodNotAllowed || code == Code::kUnauthorized || code == Code::kForbidden;
 }
 
-constexpr int kClaimAttempts = 3;
-
 }  // namespace
 
-void ReplicationManager::Adopt(const SyncPtr& s, const PodPtr& pod, int attempt) {
-  Pod copy = *pod;
-  copy.metadata.owner_references.push_back(ControllerOwnerRef(*s->rc));
+// Adoption and release patch metadata.ownerReferences alone, with the pod's uid as the precondition
+// (upstream's controller-ref manager): no resourceVersion, so a stale cached pod cannot conflict, and
+// adopting a pod already ours, or releasing one no longer ours, changes nothing and succeeds. A pod
+// replaced under its name or claimed by another controller meanwhile is refused (422): that pod is
+// skipped, the others go on.
+void ReplicationManager::Adopt(const SyncPtr& s, const PodPtr& pod) {
+  OwnerReferencePatch patch;
+  patch.uid = pod->metadata.uid;
+  patch.add = ControllerOwnerRef(*s->rc);
   if (trace_->enabled()) Trace("adopt " + s->key + " " + KeyOf(pod->metadata));
-  api_->pods().Update(
-      std::move(copy), OnExecutor<Result<PodPtr>>([this, s, pod, attempt](Result<PodPtr> r) {
+  api_->pods().PatchOwnerReferences(
+      pod->metadata.namespace_, pod->metadata.name, patch,
+      OnExecutor<Result<PodPtr>>([this, s, pod](Result<PodPtr> r) {
         if (r.ok()) {
           ++metrics_.adoptions;
           s->claimed.push_back(*r);
-        } else if (r.status().code() == Code::kConflict && attempt + 1 < kClaimAttempts) {
-          RecheckClaim(s, pod, attempt, /*adopt=*/true);
-          return;
         } else if (r.status().code() == Code::kNotFound) {
           // Gone: nothing to adopt.
         } else if (PermanentClaimError(r.status().code())) {
@@ -488,65 +490,26 @@ void ReplicationManager::Adopt(const SyncPtr& s, const PodPtr& pod, int attempt)
       }));
 }
 
-void ReplicationManager::Release(const SyncPtr& s, const PodPtr& pod, int attempt) {
-  Pod copy = *pod;
-  const std::string& uid = s->rc->metadata.uid;
-  std::erase_if(copy.metadata.owner_references, [&uid](const OwnerReference& ref) { return ref.uid == uid; });
+void ReplicationManager::Release(const SyncPtr& s, const PodPtr& pod) {
+  OwnerReferencePatch patch;
+  patch.uid = pod->metadata.uid;
+  patch.remove_uid = s->rc->metadata.uid;
   if (trace_->enabled()) Trace("release " + s->key + " " + KeyOf(pod->metadata));
-  api_->pods().Update(std::move(copy),
-                      OnExecutor<Result<PodPtr>>([this, s, pod, attempt](const Result<PodPtr>& r) {
-                        if (r.ok()) {
-                          ++metrics_.releases;
-                        } else if (r.status().code() == Code::kConflict && attempt + 1 < kClaimAttempts) {
-                          RecheckClaim(s, pod, attempt, /*adopt=*/false);
-                          return;
-                        } else if (r.status().code() == Code::kNotFound) {
-                        } else if (PermanentClaimError(r.status().code())) {
-                          ++metrics_.claim_errors;
-                          logger_->Log(LogLevel::kWarning, "releasing " + KeyOf(pod->metadata) + " for " +
-                                                               s->key + " failed: " + r.status().ToString());
-                        } else {
-                          Fail(s, r.status());
-                        }
-                        OnClaimCallDone(s);
-                      }));
-}
-
-// A claim write conflicted (the cached pod was stale): re-read that pod and decide again, so that one
-// stale pod neither fails the sync nor overwrites a change made since. "Already mine" is success.
-void ReplicationManager::RecheckClaim(const SyncPtr& s, const PodPtr& pod, int attempt, bool adopt) {
-  api_->pods().Get(pod->metadata.namespace_, pod->metadata.name,
-                   OnExecutor<Result<PodPtr>>([this, s, pod, attempt, adopt](Result<PodPtr> r) {
-                     if (!r.ok()) {
-                       if (r.status().code() != Code::kNotFound) Fail(s, r.status());
-                       OnClaimCallDone(s);
-                       return;
-                     }
-                     const Pod& fresh = **r;
-                     const std::string& uid = s->rc->metadata.uid;
-                     const OwnerReference* ref = fresh.metadata.ControllerRef();
-                     bool matches = SelectorMapMatches(EffectiveSelector(*s->rc), fresh.metadata.labels);
-                     if (fresh.metadata.uid != pod->metadata.uid || fresh.metadata.deletion_timestamp) {
-                       OnClaimCallDone(s);  // replaced or being deleted: not ours to claim or release
-                       return;
-                     }
-                     if (adopt) {
-                       if (ref != nullptr && ref->uid == uid) {
-                         s->claimed.push_back(*r);  // already mine
-                       } else if (ref == nullptr && matches) {
-                         Adopt(s, *r, attempt + 1);
-                         return;
-                       }
-                     } else if (ref != nullptr && ref->uid == uid) {
-                       if (matches) {
-                         s->claimed.push_back(*r);  // matches again: keep it
-                       } else {
-                         Release(s, *r, attempt + 1);
-                         return;
-                       }
-                     }
-                     OnClaimCallDone(s);
-                   }));
+  api_->pods().PatchOwnerReferences(pod->metadata.namespace_, pod->metadata.name, patch,
+                                    OnExecutor<Result<PodPtr>>([this, s, pod](const Result<PodPtr>& r) {
+                                      if (r.ok()) {
+                                        ++metrics_.releases;
+                                      } else if (r.status().code() == Code::kNotFound) {
+                                      } else if (PermanentClaimError(r.status().code())) {
+                                        ++metrics_.claim_errors;
+                                        logger_->Log(LogLevel::kWarning,
+                                                     "releasing " + KeyOf(pod->metadata) + " for " + s->key +
+                                                         " failed: " + r.status().ToString());
+                                      } else {
+                                        Fail(s, r.status());
+                                      }
+                                      OnClaimCallDone(s);
+                                    }));
 }
 
 void ReplicationManager::OnClaimCallDone(const SyncPtr& s) {

@@ -123,9 +123,8 @@ class ReplicationManager {
   bool MayWrite(const Sync& s) const;
   void ClaimPods(const SyncPtr& s);
   bool ClaimByCounting(const SyncPtr& s);
-  void Adopt(const SyncPtr& s, const PodPtr& pod, int attempt);
-  void Release(const SyncPtr& s, const PodPtr& pod, int attempt);
-  void RecheckClaim(const SyncPtr& s, const PodPtr& pod, int attempt, bool adopt);
+  void Adopt(const SyncPtr& s, const PodPtr& pod);
+  void Release(const SyncPtr& s, const PodPtr& pod);
   void OnClaimCallDone(const SyncPtr& s);
   void ManageReplicas(const SyncPtr& s);
   // Starts `n` creates (slow start), expecting them plus `unseen` pods the informer has yet to show.

@@ -43,7 +43,7 @@ class ScriptedWorld {
     auto& pods = api_.mock_pods();
     ON_CALL(pods, List(_, _, _))
         .WillByDefault(
-            [this](const std::string&, const ListOptions&, Callback<Result<ObjectList<Pod>>> done) {
+            [this](const std::string&, const ListOptions&, const Callback<Result<ObjectList<Pod>>>& done) {
               if (list_failures_ > 0) {
                 --list_failures_;
                 Reply(done, Result<ObjectList<Pod>>(Status(Code::kUnavailable, "apiserver down")));
@@ -79,16 +79,17 @@ class ScriptedWorld {
           if (!hold_deletes_) CompleteDeletes(held_deletes_.size());
         });
     ON_CALL(pods, Get(_, _, _))
-        .WillByDefault([this](const std::string& ns, const std::string& name, Callback<Result<PodPtr>> done) {
-          ++pod_gets_;
-          auto it = pods_.find(ns + "/" + name);
-          if (it == pods_.end()) {
-            Reply(done, Result<PodPtr>(Status(Code::kNotFound, "no")));
-          } else {
-            Reply(done, Result<PodPtr>(it->second));
-          }
-        });
-    ON_CALL(pods, Update(_, _)).WillByDefault([this](Pod pod, Callback<Result<PodPtr>> done) {
+        .WillByDefault(
+            [this](const std::string& ns, const std::string& name, const Callback<Result<PodPtr>>& done) {
+              ++pod_gets_;
+              auto it = pods_.find(ns + "/" + name);
+              if (it == pods_.end()) {
+                Reply(done, Result<PodPtr>(Status(Code::kNotFound, "no")));
+              } else {
+                Reply(done, Result<PodPtr>(it->second));
+              }
+            });
+    ON_CALL(pods, Update(_, _)).WillByDefault([this](Pod pod, const Callback<Result<PodPtr>>& done) {
       ++update_calls_;
       std::string key = KeyOf(pod.metadata);
       if (pods_.count(key) == 0) {
@@ -109,8 +110,37 @@ class ScriptedWorld {
       Emit(ApiWatchEvent<Pod>::Type::kModified, stored);
     });
     auto& rcs = api_.mock_controllers();
+    // The uid precondition, the merge by owner uid and the one-controller rule, as the registry does.
+    ON_CALL(pods, PatchOwnerReferences(_, _, _, _))
+        .WillByDefault([this](const std::string& ns, const std::string& name,
+                              const OwnerReferencePatch& patch, const Callback<Result<PodPtr>>& done) {
+          ++patch_calls_;
+          auto it = pods_.find(ns + "/" + name);
+          if (it == pods_.end()) return Reply(done, Result<PodPtr>(Status(Code::kNotFound, "gone")));
+          if (auto err = update_errors_.find(name); err != update_errors_.end()) {
+            return Reply(done, Result<PodPtr>(err->second));
+          }
+          if (it->second->metadata.uid != patch.uid) {
+            return Reply(done, Result<PodPtr>(Status(Code::kInvalid, "metadata.uid: field is immutable")));
+          }
+          Pod next = *it->second;
+          auto& refs = next.metadata.owner_references;
+          std::erase_if(refs, [&](const OwnerReference& r) {
+            return r.uid == patch.remove_uid || (patch.add && r.uid == patch.add->uid);
+          });
+          if (patch.add) refs.push_back(*patch.add);
+          if (std::count_if(refs.begin(), refs.end(), [](const OwnerReference& r) { return r.controller; }) >
+              1) {
+            return Reply(done,
+                         Result<PodPtr>(Status(Code::kInvalid, "Only one reference can have Controller")));
+          }
+          if (next == *it->second) return Reply(done, Result<PodPtr>(it->second));
+          PodPtr stored = Store(std::move(next));
+          Reply(done, Result<PodPtr>(stored));
+          Emit(ApiWatchEvent<Pod>::Type::kModified, stored);
+        });
     ON_CALL(rcs, UpdateStatus(_, _))
-        .WillByDefault([this](ReplicationController rc, Callback<Result<ControllerPtr>> done) {
+        .WillByDefault([this](const ReplicationController& rc, const Callback<Result<ControllerPtr>>& done) {
           if (status_conflicts_ > 0) {
             --status_conflicts_;
             Reply(done, Result<ControllerPtr>(Status(Code::kConflict, "stale")));
@@ -121,16 +151,16 @@ class ScriptedWorld {
           Reply(done, Result<ControllerPtr>(controllers_[KeyOf(rc.metadata)]));
         });
     ON_CALL(rcs, Get(_, _, _))
-        .WillByDefault(
-            [this](const std::string& ns, const std::string& name, Callback<Result<ControllerPtr>> done) {
-              ++rc_gets_;
-              auto it = controllers_.find(ns + "/" + name);
-              if (it == controllers_.end()) {
-                Reply(done, Result<ControllerPtr>(Status(Code::kNotFound, "no")));
-              } else {
-                Reply(done, Result<ControllerPtr>(it->second));
-              }
-            });
+        .WillByDefault([this](const std::string& ns, const std::string& name,
+                              const Callback<Result<ControllerPtr>>& done) {
+          ++rc_gets_;
+          auto it = controllers_.find(ns + "/" + name);
+          if (it == controllers_.end()) {
+            Reply(done, Result<ControllerPtr>(Status(Code::kNotFound, "no")));
+          } else {
+            Reply(done, Result<ControllerPtr>(it->second));
+          }
+        });
     ON_CALL(store_, Range(_)).WillByDefault([this](const RangeRequest&) {
       RangeResponse r;
       r.revision = rv_;
@@ -237,7 +267,7 @@ class ScriptedWorld {
     return n;
   }
 
-  void CompleteCreates(size_t n, Status error = Status()) {
+  void CompleteCreates(size_t n, const Status& error = Status()) {
     for (size_t i = 0; i < n && !held_creates_.empty(); ++i) {
       HeldCall call = std::move(held_creates_.front());
       held_creates_.erase(held_creates_.begin());
@@ -324,6 +354,7 @@ class ScriptedWorld {
   int status_conflicts_ = 0;
   int create_calls_ = 0;
   int update_calls_ = 0;
+  int patch_calls_ = 0;  // PatchOwnerReferences: adoptions and releases
   int rc_gets_ = 0;
   int name_seq_ = 0;
   int max_concurrent_rcs_creating_ = 0;
@@ -341,7 +372,7 @@ class ReplicationManagerTest : public ::testing::Test {
  protected:
   ReplicationManagerTest() : world_(&loop_), rng_(1) {}
 
-  void StartManager(ManagerOptions options = {}) {
+  void StartManager(const ManagerOptions& options = {}) {
     manager_ = std::make_unique<ReplicationManager>(options, &world_.store_, &world_.api_, &loop_, &loop_,
                                                     &rng_, &trace_, &logger_);
     manager_->Start();
@@ -639,7 +670,7 @@ TEST_F(ReplicationManagerTest, DeletingControllerCreatesAndAdoptsNothing) {
   StartManager();
   Settle();
   EXPECT_EQ(world_.create_calls_, 0);
-  EXPECT_EQ(world_.update_calls_, 0);
+  EXPECT_EQ(world_.patch_calls_, 0);
 }
 
 TEST_F(ReplicationManagerTest, PodFailureWakesItsControllerAtOnce) {
@@ -739,7 +770,7 @@ TEST_F(ReplicationManagerTest, InFlightSyncRecreatesExpectationsAfterDelete) {
   StartManager();
   // The pod list lands at 150ms; the first sync's claim call is in flight until ~300ms.
   loop_.RunFor(std::chrono::milliseconds(200));
-  ASSERT_GE(world_.rc_gets_ + world_.update_calls_, 1);
+  ASSERT_GE(world_.rc_gets_ + world_.patch_calls_, 1);
   ASSERT_EQ(world_.create_calls_, 0);
   world_.DeleteController("web", /*notify=*/true);
   world_.PutController(Successor("web", 3));
@@ -760,7 +791,7 @@ TEST_F(ReplicationManagerTest, DeletedControllerAdoptsOrphans) {
   world_.AddPod("orphan", {{"app", "web"}}, nullptr);
   StartManager();
   Settle();
-  EXPECT_EQ(world_.update_calls_, 0);
+  EXPECT_EQ(world_.patch_calls_, 0);
   EXPECT_EQ(world_.pods_.at("default/orphan")->metadata.ControllerRef(), nullptr);
   EXPECT_EQ(world_.create_calls_, 0);
   // Being deleted (deletionTimestamp set in the API, not yet in the cache): no adoption either.
@@ -771,10 +802,10 @@ TEST_F(ReplicationManagerTest, DeletedControllerAdoptsOrphans) {
   db.metadata.deletion_timestamp = loop_.Now();
   db.metadata.resource_version = std::to_string(++world_.rv_);
   world_.controllers_["default/db"] = std::make_shared<const ReplicationController>(db);
-  int updates = world_.update_calls_;
+  int patches = world_.patch_calls_;
   world_.AddPod("db-orphan", {{"app", "db"}}, nullptr);
   Settle();
-  EXPECT_EQ(world_.update_calls_, updates);
+  EXPECT_EQ(world_.patch_calls_, patches);
 }
 
 // Engine bug 4: one timed-out create voided the expectations of the creates known to have succeeded,
@@ -794,7 +825,8 @@ TEST_F(ReplicationManagerTest, CreateTimeoutVoidsExpectationsOfSucceededCreates)
 }
 
 // Engine bug 5: adoption was a whole-object update from a stale cache; its conflict failed the whole
-// sync again and again. A conflict re-reads that one pod and decides again.
+// sync again and again. Adoption is now a patch of the ownerReferences with the pod's uid as the
+// precondition: a stale copy cannot conflict, and a change made since is kept.
 TEST_F(ReplicationManagerTest, AdoptionConflictFailsWholeSync) {
   StartManager();
   world_.AddPod("o1", {{"app", "web"}}, nullptr);
@@ -807,7 +839,8 @@ TEST_F(ReplicationManagerTest, AdoptionConflictFailsWholeSync) {
   Settle();
   EXPECT_EQ(manager_->metrics().adoptions, 2u);
   EXPECT_EQ(manager_->metrics().sync_errors, 0u);
-  EXPECT_EQ(world_.update_calls_, 3);  // o1 twice (conflict, then from the re-read), o2 once
+  EXPECT_EQ(world_.patch_calls_, 2);  // one per pod, the stale one too
+  EXPECT_EQ(world_.update_calls_, 0);
   EXPECT_EQ(world_.pods_.at("default/o1")->metadata.annotations.at("touched"), "yes");  // not overwritten
   EXPECT_EQ(world_.ActivePodsOwnedBy("uid-default-web"), 2);
   EXPECT_EQ(world_.create_calls_, 0);
@@ -825,9 +858,28 @@ TEST_F(ReplicationManagerTest, AdoptionConflictOnPodAlreadyMineIsSuccess) {
   world_.PutController(rc);
   Settle();
   EXPECT_EQ(manager_->metrics().sync_errors, 0u);
-  EXPECT_EQ(manager_->metrics().adoptions, 0u);
+  EXPECT_EQ(manager_->metrics().claim_errors, 0u);
   EXPECT_EQ(world_.create_calls_, 0);
-  EXPECT_GE(world_.pod_gets_, 1);
+  // The patch merged by owner uid: still one reference, not two.
+  EXPECT_EQ(world_.pods_.at("default/o1")->metadata.owner_references.size(), 1u);
+}
+
+// A pod replaced under the same name (new uid) after the cache saw the orphan: the patch's uid
+// precondition refuses it (422) and the sync goes on with the other pods.
+TEST_F(ReplicationManagerTest, AdoptionOfAReplacedPodIsRefusedByItsUid) {
+  StartManager();
+  world_.AddPod("o1", {{"app", "web"}}, nullptr);
+  world_.AddPod("o2", {{"app", "web"}}, nullptr);
+  Settle();
+  world_.deliver_events_ = false;
+  world_.ModifyPod("default/o1", [](Pod& p) { p.metadata.uid = "uid-o1-replaced"; });
+  world_.deliver_events_ = true;
+  world_.PutController(MakeRc("web", 2));
+  Settle();
+  EXPECT_EQ(manager_->metrics().sync_errors, 0u);
+  EXPECT_GE(manager_->metrics().claim_errors, 1u);
+  EXPECT_EQ(world_.pods_.at("default/o1")->metadata.ControllerRef(), nullptr);
+  EXPECT_NE(world_.pods_.at("default/o2")->metadata.ControllerRef(), nullptr);
 }
 
 // Issue 7, finding 5: one orphan whose adoption fails for good (413 for a 10 MB pod) stalled its

@@ -290,6 +290,15 @@ class FaultyResourceClient final : public ResourceClient<T> {
         },
         std::move(done));
   }
+  void PatchOwnerReferences(const std::string& ns, const std::string& name, const OwnerReferencePatch& patch,
+                            Callback<Result<Ptr>> done) override {
+    core_->Call<Result<Ptr>>(
+        Verb::kPatch, false,
+        [core = core_, ns, name, patch](Callback<Result<Ptr>> cb) {
+          Inner(core).PatchOwnerReferences(ns, name, patch, std::move(cb));
+        },
+        std::move(done));
+  }
 
   std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
                                   const std::string& resource_version,

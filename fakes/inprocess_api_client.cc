@@ -39,6 +39,11 @@ class InProcessApiClient::Resource final : public ResourceClient<T> {
     Count(Verb::kDelete);
     Reply(std::move(done), registry_->Delete(ns, name, opts));
   }
+  void PatchOwnerReferences(const std::string& ns, const std::string& name, const OwnerReferencePatch& patch,
+                            Callback<Result<Ptr>> done) override {
+    Count(Verb::kPatch);
+    Reply(std::move(done), registry_->PatchOwnerReferences(ns, name, patch));
+  }
 
   std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
                                   const std::string& resource_version,

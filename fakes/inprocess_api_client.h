@@ -38,7 +38,7 @@ class InProcessApiClient final : public ApiClient, public ClusterApi {
   void BindPod(const std::string& ns, Binding binding, Callback<Status> done) override;
 
   // Calls made so far, indexed by static_cast<size_t>(Verb) (pods and controllers together).
-  // UpdateStatus counts as kUpdate, BindPod as kCreate; kPatch is never used.
+  // UpdateStatus counts as kUpdate, BindPod as kCreate, PatchOwnerReferences as kPatch.
   std::array<uint64_t, kVerbCount> calls() const;
   uint64_t calls(Verb verb) const { return counters_[static_cast<std::size_t>(verb)].load(); }
 

@@ -303,8 +303,8 @@ bool ApplyPropagationPolicy(ObjectMeta& meta, const std::string& requested, cons
   for (const std::string& f : meta.finalizers) {
     if (f != kOrphanFinalizer && f != kForegroundFinalizer) next.push_back(f);
   }
-  if (policy == kPropagationOrphan) next.push_back(kOrphanFinalizer);
-  if (policy == kPropagationForeground) next.push_back(kForegroundFinalizer);
+  if (policy == kPropagationOrphan) next.emplace_back(kOrphanFinalizer);
+  if (policy == kPropagationForeground) next.emplace_back(kForegroundFinalizer);
   if (std::is_permutation(next.begin(), next.end(), meta.finalizers.begin(), meta.finalizers.end()) &&
       next.size() == meta.finalizers.size()) {
     return false;
@@ -434,11 +434,11 @@ class RegistryWatchImpl final : public RegistryWatch {
       ev.object = std::move(object);
       on_event(ev);
     }
-    void Fail(Status status) {
+    void Fail(const Status& status) {
       ended = true;
       ApiWatchEvent<T> ev;
       ev.type = ApiWatchEvent<T>::Type::kError;
-      ev.error = std::move(status);
+      ev.error = status;
       on_event(ev);
     }
 
@@ -845,6 +845,33 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::UpdateStatus(T ob
     work->metadata = stored.metadata;
     work->spec = stored.spec;
     return work;
+  });
+}
+
+template <typename T>
+Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::PatchOwnerReferences(
+    const std::string& ns, const std::string& name, const OwnerReferencePatch& patch) {
+  if (patch.uid.empty()) {
+    return Status(Code::kBadRequest, "an ownerReferences patch needs the object's uid as its precondition");
+  }
+  return GuaranteedUpdate(ns, name, "", [&](const T& stored) -> Result<std::shared_ptr<T>> {
+    auto next = std::make_shared<T>(stored);
+    // The precondition: the update rules refuse a uid other than the stored one (422).
+    next->metadata.uid = patch.uid;
+    std::vector<OwnerReference>& refs = next->metadata.owner_references;
+    if (!patch.remove_uid.empty()) {
+      std::erase_if(refs, [&patch](const OwnerReference& ref) { return ref.uid == patch.remove_uid; });
+    }
+    if (patch.add) {
+      auto same = std::find_if(refs.begin(), refs.end(),
+                               [&patch](const OwnerReference& ref) { return ref.uid == patch.add->uid; });
+      if (same != refs.end()) {
+        *same = *patch.add;
+      } else {
+        refs.push_back(*patch.add);
+      }
+    }
+    return next;
   });
 }
 

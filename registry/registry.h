@@ -121,6 +121,11 @@ class ResourceRegistry {
   // from the store once its grace period is 0 and no finalizer is left, and the result is then the
   // last state, else the object as now stored.
   Result<Ptr> Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts);
+  // ResourceClient::PatchOwnerReferences: a GuaranteedUpdate of the ownerReferences alone, whatever
+  // the stored resourceVersion; a different uid is kInvalid (metadata.uid is immutable), an empty one
+  // kBadRequest. Changing nothing writes nothing (the stored object is returned).
+  Result<Ptr> PatchOwnerReferences(const std::string& ns, const std::string& name,
+                                   const OwnerReferencePatch& patch);
   // Delete, also telling whether the deleted value was undecodable. Such a value is still deleted
   // (that is how an operator gets rid of it): `object` then holds only the name, namespace and
   // resourceVersion (of the deleted revision), and `decode_error` says why it did not decode (Delete

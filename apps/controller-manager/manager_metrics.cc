@@ -87,6 +87,12 @@ class InstrumentedResource final : public ResourceClient<T> {
               Callback<Result<Ptr>> done) override {
     inner_->Delete(ns, name, opts, Logged("deleted", Wrap<Result<Ptr>>("DELETE", std::move(done))));
   }
+  void PatchOwnerReferences(const std::string& ns, const std::string& name, const OwnerReferencePatch& patch,
+                            Callback<Result<Ptr>> done) override {
+    const char* action = patch.add ? "adopted" : "released";
+    inner_->PatchOwnerReferences(ns, name, patch,
+                                 Logged(action, Wrap<Result<Ptr>>("PATCH", std::move(done))));
+  }
   std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
                                   const std::string& resource_version,
                                   std::function<void(const ApiWatchEvent<T>&)> on_event) override {

@@ -28,6 +28,7 @@
 #include "backends/httpclient/token_bucket.h"
 #include "backends/tls/tls_context.h"
 #include "backends/tls/tls_or_tcp_stream.h"
+#include "engine/codec.h"
 #include "engine/node_codec.h"
 
 namespace rcsim {
@@ -39,9 +40,9 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using ErrorCode = beast::error_code;
 
-constexpr size_t kWatchReadChunk = 64 * 1024;
-constexpr size_t kMaxWatchLine = 64 * 1024 * 1024;  // one event; guards against a runaway stream
-constexpr size_t kMaxErrorBody = 64 * 1024;
+constexpr size_t kWatchReadChunk = size_t{64} * 1024;
+constexpr size_t kMaxWatchLine = size_t{64} * 1024 * 1024;  // one event; guards against a runaway stream
+constexpr size_t kMaxErrorBody = size_t{64} * 1024;
 // Not boost::none: Boost 1.74's parser compares Content-Length against the optional and fails with
 // body_limit when it is disengaged.
 constexpr uint64_t kNoBodyLimit = std::numeric_limits<uint64_t>::max();
@@ -199,7 +200,7 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
 
   // After a connect: the TLS handshake (with the server's certificate checked), then next(OK); or
   // next(kUnavailable saying why). Plain HTTP: next(OK) at once. Runs on the connection's strand.
-  void Handshake(std::shared_ptr<Conn> conn, std::function<void(Status)> next) {
+  void Handshake(const std::shared_ptr<Conn>& conn, std::function<void(Status)> next) {
     if (!conn->stream.is_tls()) return next(Status::Ok());
     if (Status s = PrepareTlsClient(conn->stream.ssl(), verify_host_, options_.tls); !s.ok()) return next(s);
     conn->stream.async_handshake(
@@ -227,7 +228,9 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
       req.set(http::field::authorization, "Bearer " + options_.bearer_token);
     }
     if (!body.empty()) {
-      req.set(http::field::content_type, "application/json");
+      // The only PATCH this client sends is the strategic merge patch of PatchOwnerReferences.
+      req.set(http::field::content_type,
+              verb == http::verb::patch ? "application/strategic-merge-patch+json" : "application/json");
       req.body() = std::move(body);
     }
     req.keep_alive(true);
@@ -251,9 +254,9 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
   // Gives `op` a connection (idle, new, or later when one is released).
   void Acquire(OpPtr op);
   void Run(OpPtr op, std::shared_ptr<Conn> conn, bool fresh);
-  void Connect(OpPtr op);
-  void Write(OpPtr op);
-  void OnResponse(OpPtr op, ErrorCode ec);
+  void Connect(const OpPtr& op);
+  void Write(const OpPtr& op);
+  void OnResponse(const OpPtr& op, ErrorCode ec);
   void FailIo(OpPtr op, const ErrorCode& ec);
   void Finish(OpPtr op, Result<HttpReply> result, bool reusable);
   void Release(std::shared_ptr<Conn> conn, bool reusable);
@@ -366,14 +369,14 @@ void HttpTransport::Run(OpPtr op, std::shared_ptr<Conn> conn, bool fresh) {
   auto strand = op->conn->stream.get_executor();
   asio::post(strand, [this, op = std::move(op), fresh]() mutable {
     if (fresh) {
-      Connect(std::move(op));
+      Connect(op);
     } else {
-      Write(std::move(op));
+      Write(op);
     }
   });
 }
 
-void HttpTransport::Connect(OpPtr op) {
+void HttpTransport::Connect(const OpPtr& op) {
   if (stopping()) return FailIo(op, asio::error::operation_aborted);
   Conn& conn = *op->conn;
   conn.stream.expires_after(options_.connect_timeout);
@@ -391,7 +394,7 @@ void HttpTransport::Connect(OpPtr op) {
   });
 }
 
-void HttpTransport::Write(OpPtr op) {
+void HttpTransport::Write(const OpPtr& op) {
   if (stopping()) return FailIo(op, asio::error::operation_aborted);
   Conn& conn = *op->conn;
   op->written = true;
@@ -405,7 +408,7 @@ void HttpTransport::Write(OpPtr op) {
   });
 }
 
-void HttpTransport::OnResponse(OpPtr op, ErrorCode ec) {
+void HttpTransport::OnResponse(const OpPtr& op, ErrorCode ec) {
   if (ec) return FailIo(op, ec);
   http::response<http::string_body> res = op->parser->release();
   HttpReply reply;
@@ -529,7 +532,8 @@ void HttpTransport::Shutdown() {
     std::lock_guard<std::mutex> lock(mu_);
     throttled.swap(throttled_);
   }
-  for (auto& [id, timer] : throttled) {
+  for (auto& entry : throttled) {
+    std::shared_ptr<asio::steady_timer> timer = entry.second;
     asio::post(timer->get_executor(), [timer] { timer->cancel(); });
   }
   throttled.clear();
@@ -773,6 +777,23 @@ class HttpResourceClient final : public ResourceClient<T> {
     SendForObject("DELETE", Path(ns, name), DeleteOptionsBody(opts), std::move(done));
   }
 
+  // {"metadata":{"ownerReferences":[<add>, {"$patch":"delete","uid":<remove_uid>}],"uid":<uid>}}: the
+  // list merges by uid, and the uid is the precondition (a different one is refused as immutable).
+  void PatchOwnerReferences(const std::string& ns, const std::string& name, const OwnerReferencePatch& patch,
+                            Callback<Result<Ptr>> done) override {
+    if (name.empty()) return Reject(std::move(done), "patch: name is required");
+    if (patch.uid.empty()) return Reject(std::move(done), "patch: the object's uid is required");
+    nlohmann::json refs = nlohmann::json::array();
+    if (patch.add) {
+      ObjectMeta meta;
+      meta.owner_references.push_back(*patch.add);
+      refs.push_back(ObjectMetaToJson(meta).at("ownerReferences").at(0));
+    }
+    if (!patch.remove_uid.empty()) refs.push_back({{"$patch", "delete"}, {"uid", patch.remove_uid}});
+    const nlohmann::json body = {{"metadata", {{"ownerReferences", std::move(refs)}, {"uid", patch.uid}}}};
+    SendForObject("PATCH", Path(ns, name), body.dump(), std::move(done));
+  }
+
   std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
                                   const std::string& resource_version,
                                   std::function<void(const ApiWatchEvent<T>&)> on_event) override {
@@ -791,10 +812,10 @@ class HttpResourceClient final : public ResourceClient<T> {
       (*shared_on_event)(*ev);
       return ev->type != ApiWatchEvent<T>::Type::kError;
     };
-    auto on_fail = [shared_on_event](Status status) {
+    auto on_fail = [shared_on_event](const Status& status) {
       ApiWatchEvent<T> error;
       error.type = ApiWatchEvent<T>::Type::kError;
-      error.error = std::move(status);
+      error.error = status;
       (*shared_on_event)(error);
     };
     return std::make_unique<HttpApiWatch>(t_->OpenWatch(target, std::move(on_line), std::move(on_fail)));
@@ -805,7 +826,7 @@ class HttpResourceClient final : public ResourceClient<T> {
     return ResourcePath(RestResource<T>::kPlural, ns, name, sub);
   }
 
-  void SendForObject(const char* method, const std::string& target, std::string body,
+  void SendForObject(const char* method, const std::string& target, std::string&& body,
                      Callback<Result<Ptr>> done) {
     t_->Send(method, target, std::move(body),
              [done = std::move(done)](Result<HttpReply> reply) { done(ObjectOf<T>(std::move(reply))); });

@@ -165,6 +165,9 @@ class ApiContractTest : public ::testing::Test {
   Result<PodPtrT> UpdatePod(Pod pod) {
     return Await<Result<PodPtrT>>([&](auto cb) { pods().Update(std::move(pod), cb); });
   }
+  Result<PodPtrT> PatchOwners(const std::string& name, const OwnerReferencePatch& patch) {
+    return Await<Result<PodPtrT>>([&](auto cb) { pods().PatchOwnerReferences(ns_, name, patch, cb); });
+  }
   Result<PodPtrT> DeletePod(const std::string& name, DeleteOptions opts = {}) {
     return Await<Result<PodPtrT>>([&](auto cb) { pods().Delete(ns_, name, opts, cb); });
   }
@@ -683,7 +686,60 @@ TYPED_TEST_P(ApiContractTest, FullManifestRoundTripsLosslessly) {
   EXPECT_EQ(PodToJson(**pod_again)["metadata"]["annotations"]["example.com/note"], "lossless");
 }
 
+// Adoption and release as controllers send them: a patch of the ownerReferences alone, with the
+// object's uid as the precondition, applied whatever the caller's resourceVersion.
+TYPED_TEST_P(ApiContractTest, OwnerReferencePatchAddsAndRemovesByUidWithAUidPrecondition) {
+  auto created = this->CreatePod(api_contract::MakePod("orphan"));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const std::string uid = (*created)->metadata.uid;
+  Pod touched = **created;  // a writer changes another field: a cached copy would now be stale
+  touched.metadata.labels["touched"] = "yes";
+  ASSERT_TRUE(this->UpdatePod(touched).ok());
+
+  OwnerReference ref;
+  ref.name = "web";
+  ref.uid = "rc-uid-1";
+  OwnerReferencePatch adopt;
+  adopt.uid = uid;
+  adopt.add = ref;
+  auto adopted = this->PatchOwners("orphan", adopt);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  ASSERT_EQ((*adopted)->metadata.owner_references.size(), 1u);
+  EXPECT_EQ((*adopted)->metadata.owner_references[0], ref);
+  EXPECT_EQ((*adopted)->metadata.labels.at("touched"), "yes");  // the other writer's change is kept
+  // Adopting again is one reference, not two.
+  auto again = this->PatchOwners("orphan", adopt);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)->metadata.owner_references.size(), 1u);
+
+  // A second controller is refused; so is a uid that is not the object's (it was replaced).
+  OwnerReferencePatch other = adopt;
+  other.add->uid = "rc-uid-2";
+  other.add->name = "db";
+  EXPECT_EQ(this->PatchOwners("orphan", other).status().code(), Code::kInvalid);
+  OwnerReferencePatch stale = adopt;
+  stale.uid = "not-the-pods-uid";
+  EXPECT_EQ(this->PatchOwners("orphan", stale).status().code(), Code::kInvalid);
+  EXPECT_EQ(this->PatchOwners("missing", adopt).status().code(), Code::kNotFound);
+
+  OwnerReferencePatch release;
+  release.uid = uid;
+  release.remove_uid = "rc-uid-1";
+  auto released = this->PatchOwners("orphan", release);
+  ASSERT_TRUE(released.ok()) << released.status().ToString();
+  EXPECT_TRUE((*released)->metadata.owner_references.empty());
+  // Releasing what is not there changes nothing.
+  auto noop = this->PatchOwners("orphan", release);
+  ASSERT_TRUE(noop.ok()) << noop.status().ToString();
+  EXPECT_EQ((*noop)->metadata.resource_version, (*released)->metadata.resource_version);
+  auto got = this->GetPod("orphan");
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE((*got)->metadata.owner_references.empty());
+  EXPECT_EQ((*got)->metadata.labels.at("touched"), "yes");
+}
+
 REGISTER_TYPED_TEST_SUITE_P(ApiContractTest, PodCreateGetListUpdateDelete, FullManifestRoundTripsLosslessly,
+                            OwnerReferencePatchAddsAndRemovesByUidWithAUidPrecondition,
                             ControllerCreateGetUpdateDelete, ControllerSelectorDefaultsToTemplateLabels,
                             GenerateNameGivesUniqueNamesWithThePrefix, ListByLabelSelectorAndFieldSelector,
                             ListPagesWithLimitAndContinue, CreateDuplicateIsAlreadyExists,
