@@ -115,6 +115,8 @@ void ReplicationManager2014::Release() {
 // ---- syncReplicationController ----
 
 void ReplicationManager2014::SyncController(ControllerPtr rc, int64_t revision, bool from_resync, Done done) {
+  // Observation only (the 2014 code logged nothing here): a sync queued behind another controller's.
+  if (locked_ && trace_->enabled()) Trace("sync " + KeyOf(rc->metadata) + " waits for the global lock");
   Acquire([this, rc = std::move(rc), revision, from_resync, done = std::move(done)] {
     const std::string key = KeyOf(rc->metadata);
     auto seen = watch_synced_.find(key);
@@ -159,10 +161,11 @@ void ReplicationManager2014::SyncController(ControllerPtr rc, int64_t revision, 
         done();
       };
       if (diff < 0) {
-        CreateNext(rc, static_cast<int>(-diff), std::move(finish));
+        CreateNext(rc, static_cast<int>(-diff), finish);
       } else if (diff > 0) {
+        if (trace_->enabled()) TraceReadyVictims(key, active, static_cast<std::size_t>(diff));
         active.resize(static_cast<std::size_t>(diff));  // the first N of the list
-        DeleteNext(rc, std::move(active), 0, std::move(finish));
+        DeleteNext(rc, std::move(active), 0, finish);
       } else {
         finish();
       }
@@ -170,7 +173,25 @@ void ReplicationManager2014::SyncController(ControllerPtr rc, int64_t revision, 
   });
 }
 
-void ReplicationManager2014::CreateNext(ControllerPtr rc, int remaining, Done done) {
+// Observation only: the first N of the list include a ready pod while a pod that is not ready stays
+// (today's controller would delete the not-ready one first).
+void ReplicationManager2014::TraceReadyVictims(const std::string& key, const std::vector<PodPtr>& active,
+                                               std::size_t n) {
+  const PodPtr* kept_unready = nullptr;
+  for (std::size_t i = n; i < active.size() && kept_unready == nullptr; ++i) {
+    if (!IsReady(*active[i])) kept_unready = &active[i];
+  }
+  if (kept_unready == nullptr) return;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (IsReady(*active[i])) {
+      Trace("sync " + key + " deletes the first " + std::to_string(n) + " of the list: ready " +
+            KeyOf(active[i]->metadata) + " goes while " + KeyOf((*kept_unready)->metadata) + " is not ready");
+      return;
+    }
+  }
+}
+
+void ReplicationManager2014::CreateNext(const ControllerPtr& rc, int remaining, const Done& done) {
   if (remaining == 0) {
     done();
     return;
@@ -194,8 +215,8 @@ void ReplicationManager2014::CreateNext(ControllerPtr rc, int remaining, Done do
   });
 }
 
-void ReplicationManager2014::DeleteNext(ControllerPtr rc, std::vector<PodPtr> victims, std::size_t next,
-                                        Done done) {
+void ReplicationManager2014::DeleteNext(const ControllerPtr& rc, std::vector<PodPtr> victims,
+                                        std::size_t next, const Done& done) {
   if (next == victims.size()) {
     done();
     return;
@@ -203,7 +224,8 @@ void ReplicationManager2014::DeleteNext(ControllerPtr rc, std::vector<PodPtr> vi
   std::weak_ptr<int> alive = alive_;
   const PodPtr victim = victims[next];
   api_->pods().Delete(victim->metadata.namespace_, victim->metadata.name, DeleteOptions{},
-                      [this, alive, rc, victims = std::move(victims), next, done](Result<PodPtr> r) mutable {
+                      [this, alive, rc, victims = std::move(victims), next,
+                       done](const Result<PodPtr>& r) mutable {
                         if (alive.expired()) return;
                         const std::string pod_key = KeyOf(victims[next]->metadata);
                         if (r.ok() || r.status().code() == Code::kNotFound) {
@@ -243,10 +265,10 @@ void ReplicationManager2014::ResyncPass() {
     }
     copies->push_back(Copy{std::move(rc), kv.mod_revision});
   }
-  ResyncEach(std::move(copies), 0);
+  ResyncEach(copies, 0);
 }
 
-void ReplicationManager2014::ResyncEach(std::shared_ptr<std::vector<Copy>> copies, std::size_t i) {
+void ReplicationManager2014::ResyncEach(const std::shared_ptr<std::vector<Copy>>& copies, std::size_t i) {
   if (i == copies->size()) {
     resync_timer_ = executor_->Schedule(options_.resync_period, Guard([this] { ResyncPass(); }));
     return;

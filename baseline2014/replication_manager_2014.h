@@ -97,15 +97,16 @@ class ReplicationManager2014 {
   // Syncs one controller under the lock; `done` runs when the sync returns (even with the lock leaked).
   // `revision`: the store mod_revision of this copy of the controller.
   void SyncController(ControllerPtr rc, int64_t revision, bool from_resync, Done done);
-  void CreateNext(ControllerPtr rc, int remaining, Done done);
-  void DeleteNext(ControllerPtr rc, std::vector<PodPtr> victims, std::size_t next, Done done);
+  void TraceReadyVictims(const std::string& key, const std::vector<PodPtr>& active, std::size_t n);
+  void CreateNext(const ControllerPtr& rc, int remaining, const Done& done);
+  void DeleteNext(const ControllerPtr& rc, std::vector<PodPtr> victims, std::size_t next, const Done& done);
 
   void ResyncPass();
   struct Copy {
     ControllerPtr rc;
     int64_t revision = 0;
   };
-  void ResyncEach(std::shared_ptr<std::vector<Copy>> rcs, std::size_t i);
+  void ResyncEach(const std::shared_ptr<std::vector<Copy>>& rcs, std::size_t i);
 
   void StartWatchLoop();
   void StartWatch();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -138,15 +139,22 @@ std::set<std::string> BrokenInvariants(const RunResult& r, std::size_t own) {
   return out;
 }
 
-// The candidate moments: the times (ms) of the manager's sync trace lines, distinct, in order.
-std::vector<int64_t> SyncMoments(const std::vector<std::string>& trace) {
+// The candidate moments: the times (ms) of the manager's sync trace lines and of the scenario's own
+// events (a fault just before a scale or a kill shapes what the manager sees of it), distinct, in order.
+std::vector<int64_t> Moments(const std::vector<std::string>& trace, const json& doc) {
   std::vector<int64_t> out;
   for (const std::string& line : trace) {
     std::size_t a = line.find(' ');
     if (a == std::string::npos || line.compare(a + 1, 13, "manager sync ") != 0) continue;
-    const int64_t ms = static_cast<int64_t>(std::strtod(line.substr(0, a).c_str(), nullptr) * 1000);
-    if (out.empty() || out.back() != ms) out.push_back(ms);
+    out.push_back(static_cast<int64_t>(std::strtod(line.substr(0, a).c_str(), nullptr) * 1000));
   }
+  if (doc.contains("events") && doc["events"].is_array()) {
+    for (const json& e : doc["events"]) {
+      if (e.is_object() && e.contains("at")) out.push_back(DurationMs(e, "at", 0));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
@@ -155,16 +163,45 @@ struct Draw {
   json doc;
 };
 
-std::vector<Draw> DrawAll(const json& base, const std::vector<int64_t>& moments, const ExploreOptions& o) {
+Fault DrawAtAMoment(Rng& rng, const std::vector<int64_t>& moments, int64_t duration) {
+  const int64_t m = moments.empty() ? 0 : moments[rng.Below(moments.size())];
+  return DrawFault(rng, m, duration);
+}
+
+// 1..max_faults faults, each at a candidate moment.
+std::vector<Fault> FreshFaults(Rng& rng, const std::vector<int64_t>& moments, int64_t duration,
+                               const ExploreOptions& o) {
+  std::vector<Fault> faults;
+  const int n = 1 + static_cast<int>(rng.Below(static_cast<uint64_t>(std::max(1, o.max_faults))));
+  faults.reserve(static_cast<std::size_t>(n));
+  for (int k = 0; k < n; ++k) faults.push_back(DrawAtAMoment(rng, moments, duration));
+  return faults;
+}
+
+// A schedule near `parent`: one more fault (while under max_faults), or one of its faults drawn again.
+std::vector<Fault> Mutate(Rng& rng, std::vector<Fault> parent, const std::vector<int64_t>& moments,
+                          int64_t duration, const ExploreOptions& o) {
+  if (parent.empty() || (static_cast<int>(parent.size()) < o.max_faults && rng.Bernoulli(0.5))) {
+    parent.push_back(DrawAtAMoment(rng, moments, duration));
+  } else {
+    parent[rng.Below(parent.size())] = DrawAtAMoment(rng, moments, duration);
+  }
+  return parent;
+}
+
+// `count` schedules: fresh ones, or (half of them, once `novel` holds any) mutations of a novel one.
+std::vector<Draw> DrawBatch(Rng& rng, int count, const json& base, const std::vector<int64_t>& moments,
+                            const std::vector<std::vector<Fault>>& novel, const ExploreOptions& o,
+                            int* mutations) {
   std::vector<Draw> out;
-  Mt19937Rng rng(DeriveSeed(o.seed, 15));
   const int64_t duration = DurationMs(base, "duration", 600000);
-  for (int i = 0; i < o.runs; ++i) {
+  for (int i = 0; i < count; ++i) {
     Draw d;
-    const int n = 1 + static_cast<int>(rng.Below(static_cast<uint64_t>(std::max(1, o.max_faults))));
-    for (int k = 0; k < n; ++k) {
-      const int64_t m = moments.empty() ? 0 : moments[rng.Below(moments.size())];
-      d.faults.push_back(DrawFault(rng, m, duration));
+    if (!novel.empty() && rng.Bernoulli(0.5)) {
+      d.faults = Mutate(rng, novel[rng.Below(novel.size())], moments, duration, o);
+      ++*mutations;
+    } else {
+      d.faults = FreshFaults(rng, moments, duration, o);
     }
     d.doc = Build(base, d.faults, o.manager, o.converge_within);
     out.push_back(std::move(d));
@@ -180,35 +217,49 @@ Result<RunResult> RunDoc(const json& doc, const std::string& file, bool keep_tra
   return RunScenario(*s, s->seed, options);
 }
 
-// Trace lines of the 2014 baseline that show which of its flaws a run exercised.
-constexpr std::pair<const char*, const char*> kFlawMarks[] = {
-    {"returns with the lock held", "lock left held when listing fails"},
-    {"watch loop died", "a deleted controller crashes the watch loop"},
-    {"(ignored)", "create and delete errors ignored"},
-    {"older than the watch's", "stale resync overwriting a newer watch event"},
-};
+bool TraceHas(const std::vector<std::string>& trace, const char* mark) {
+  return std::any_of(trace.begin(), trace.end(),
+                     [mark](const std::string& line) { return line.find(mark) != std::string::npos; });
+}
 
-std::vector<std::string> FlawsShown(const std::vector<std::string>& trace) {
-  std::vector<std::string> out;
-  for (const auto& [mark, flaw] : kFlawMarks) {
-    for (const std::string& line : trace) {
-      if (line.find(mark) != std::string::npos) {
-        out.push_back(flaw);
-        break;
-      }
-    }
-  }
-  return out;
+bool Breaks(const std::string& invariant, const char* kind) {
+  const std::size_t colon = invariant.find(": ");
+  return colon != std::string::npos && invariant.compare(colon + 2, std::strlen(kind), kind) == 0;
 }
 
 }  // namespace
 
+std::vector<std::string> FlawsOf(const std::string& invariant, const std::vector<std::string>& trace) {
+  std::vector<std::string> out;
+  // Traced by the baseline as they happen: the run exercised them.
+  const bool lock_held = TraceHas(trace, "returns with the lock held");
+  if (lock_held) out.emplace_back("lock left held when listing fails");
+  if (TraceHas(trace, "watch loop died")) out.emplace_back("a deleted controller crashes the watch loop");
+  if (TraceHas(trace, "(ignored)")) out.emplace_back("create and delete errors ignored");
+  if (TraceHas(trace, "older than the watch's"))
+    out.emplace_back("stale resync overwriting a newer watch event");
+  // Flaws that show only in what they break.
+  if (TraceHas(trace, "is not ready") &&
+      (Breaks(invariant, "converged") || Breaks(invariant, "final") || Breaks(invariant, "never_below"))) {
+    out.emplace_back("scale-down deletes whatever comes first");
+  }
+  if (Breaks(invariant, "never_above")) out.emplace_back("double creation when the pod list lags");
+  if (!lock_held && TraceHas(trace, "waits for the global lock") && Breaks(invariant, "converged")) {
+    out.emplace_back("sequential creates under one global lock");
+  }
+  return out;
+}
+
 std::vector<json> PerturbedDocuments(const json& doc, const std::vector<double>& moments,
                                      const ExploreOptions& options) {
   std::vector<int64_t> ms;
+  ms.reserve(moments.size());
   for (double m : moments) ms.push_back(static_cast<int64_t>(m * 1000));
   std::vector<json> out;
-  for (Draw& d : DrawAll(doc, ms, options)) out.push_back(std::move(d.doc));
+  Mt19937Rng rng(DeriveSeed(options.seed, 15));
+  int mutations = 0;
+  for (Draw& d : DrawBatch(rng, options.runs, doc, ms, {}, options, &mutations))
+    out.push_back(std::move(d.doc));
   return out;
 }
 
@@ -229,53 +280,98 @@ Result<ExploreResult> Explore(const std::string& path, const ExploreOptions& o, 
   ref_options.keep_trace = true;
   ref_options.manager = o.manager;
   RunResult ref = RunScenario(*reference, reference->seed, ref_options);
-  const std::vector<int64_t> moments = SyncMoments(ref.trace);
+  const std::vector<int64_t> moments = Moments(ref.trace, base);
   ExploreResult result;
   result.scenario = reference->name;
   if (log != nullptr) {
     *log << "explore " << reference->name << ": reference " << (ref.passed ? "PASS" : "FAIL") << ", "
-         << moments.size() << " sync moments\n";
+         << moments.size() << " candidate moments\n";
   }
 
-  // Invariants the scenario breaks without any added fault are not findings.
-  Result<RunResult> unperturbed = RunDoc(Build(base, {}, o.manager, o.converge_within), path);
+  // Invariants the scenario breaks without any added fault are reported as such, not as findings of
+  // a perturbation.
+  Result<RunResult> unperturbed =
+      RunDoc(Build(base, {}, o.manager, o.converge_within), path, /*keep_trace=*/true);
   if (!unperturbed.ok()) return unperturbed.status();
   const std::size_t own = base.contains("expect") && base["expect"].is_array() ? base["expect"].size() : 0;
   const std::set<std::string> already = BrokenInvariants(*unperturbed, own);
 
-  std::vector<Draw> draws = DrawAll(base, moments, o);
-  std::vector<Scenario> scenarios;
-  scenarios.reserve(draws.size());
-  for (const Draw& d : draws) {
-    Result<Scenario> s = ParseScenario(d.doc, path);
-    if (!s.ok()) return Status(Code::kInternal, "explore built an invalid scenario: " + s.status().message());
-    scenarios.push_back(std::move(s).value());
-  }
-  std::vector<PlannedRun> plan;
-  for (std::size_t i = 0; i < scenarios.size(); ++i)
-    plan.push_back(PlannedRun{&scenarios[i], scenarios[i].seed, i, ""});
-  std::vector<double> finished_at(plan.size(), 0);
-  std::vector<RunResult> results = RunPlan(plan, std::max(1, o.jobs), RunOptions{},
-                                           [&](std::size_t i, const RunResult&) { finished_at[i] = wall(); });
-  result.runs = static_cast<int>(results.size());
+  // The runs, batch by batch; only the first schedule to break each invariant is kept.
+  struct First {
+    std::size_t run = 0;
+    std::vector<Fault> faults;
+    double wall_seconds = 0;
+  };
+  std::map<std::string, First> first;  // invariant -> first run breaking it
+  Mt19937Rng rng(DeriveSeed(o.seed, 15));
+  std::vector<std::vector<Fault>> novel;  // schedules whose trace was new
   std::set<uint64_t> digests;
-  std::map<std::string, std::size_t> first;  // invariant -> first run breaking it
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    digests.insert(results[i].trace_digest);
-    if (results[i].passed) continue;
-    ++result.failing;
-    for (const std::string& inv : BrokenInvariants(results[i], own)) {
-      if (already.count(inv) == 0) first.emplace(inv, i);
+  const bool timed = o.time.count() > 0;
+  // At least one batch, even when the reference runs used up the budget.
+  while (result.runs < o.runs && (result.runs == 0 || !timed || wall() < o.time.count())) {
+    const std::size_t start = static_cast<std::size_t>(result.runs);
+    std::vector<Draw> batch = DrawBatch(rng, std::min(kExploreBatch, o.runs - result.runs), base, moments,
+                                        novel, o, &result.novel_mutations);
+    std::vector<Scenario> scenarios;
+    scenarios.reserve(batch.size());
+    for (const Draw& d : batch) {
+      Result<Scenario> s = ParseScenario(d.doc, path);
+      if (!s.ok())
+        return Status(Code::kInternal, "explore built an invalid scenario: " + s.status().message());
+      scenarios.push_back(std::move(s).value());
+    }
+    std::vector<PlannedRun> plan;
+    for (std::size_t i = 0; i < scenarios.size(); ++i)
+      plan.push_back(PlannedRun{&scenarios[i], scenarios[i].seed, i, ""});
+    std::vector<double> finished_at(plan.size(), 0);
+    std::vector<RunResult> results =
+        RunPlan(plan, std::max(1, o.jobs), RunOptions{},
+                [&](std::size_t i, const RunResult&) { finished_at[i] = wall(); });
+    result.runs += static_cast<int>(results.size());
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      if (digests.insert(results[i].trace_digest).second) novel.push_back(batch[i].faults);
+      if (results[i].passed) continue;
+      ++result.failing;
+      for (const std::string& inv : BrokenInvariants(results[i], own)) {
+        if (already.count(inv) == 0) first.emplace(inv, First{start + i, batch[i].faults, finished_at[i]});
+      }
     }
   }
   result.distinct_traces = static_cast<int>(digests.size());
 
+  const std::string manager_name = o.manager.empty() ? reference->manager.kind : o.manager;
+  for (const std::string& inv : already) {
+    ExploreFinding finding;
+    finding.invariant = inv;
+    finding.scenario = Build(base, {}, o.manager, o.converge_within);
+    if (manager_name == "2014") finding.flaws = FlawsOf(inv, unperturbed->trace);
+    const std::string name = reference->name + "-explore-" + std::to_string(result.findings.size() + 1);
+    finding.scenario["name"] = name;
+    finding.scenario["description"] = "found by rcsim explore: " + path +
+                                      " as written (no fault added) breaks " + inv + " on the " +
+                                      manager_name + " manager";
+    if (!o.out_dir.empty()) {
+      std::filesystem::create_directories(o.out_dir);
+      finding.file = (std::filesystem::path(o.out_dir) / (name + ".json")).string();
+      std::ofstream(finding.file) << finding.scenario.dump(2) << "\n";
+    }
+    if (log != nullptr) {
+      *log << "  breaks " << inv << " as written (no fault added)"
+           << (finding.file.empty() ? "" : " -> " + finding.file) << "\n";
+      for (const std::string& f : finding.flaws) *log << "    2014 flaw: " << f << "\n";
+    }
+    result.findings.push_back(std::move(finding));
+  }
+
   // Minimise the first run of each broken invariant, in order of discovery.
   std::vector<std::pair<std::size_t, std::string>> order;
-  for (const auto& [inv, i] : first) order.emplace_back(i, inv);
+  order.reserve(first.size());
+  for (const auto& [inv, f] : first) order.emplace_back(f.run, inv);
   std::sort(order.begin(), order.end());
-  for (const auto& [i, inv] : order) {
-    std::vector<Fault> faults = draws[i].faults;
+  for (const auto& entry : order) {
+    const std::size_t i = entry.first;
+    const std::string& inv = entry.second;
+    std::vector<Fault> faults = first[inv].faults;
     auto still_fails = [&](const std::vector<Fault>& f) {
       Result<RunResult> r = RunDoc(Build(base, f, o.manager, o.converge_within), path);
       return r.ok() && BrokenInvariants(*r, own).count(inv) > 0;
@@ -304,11 +400,11 @@ Result<ExploreResult> Explore(const std::string& path, const ExploreOptions& o, 
     ExploreFinding finding;
     finding.invariant = inv;
     finding.first_run = static_cast<int>(i) + 1;
-    finding.first_wall_seconds = finished_at[i];
+    finding.first_wall_seconds = first[inv].wall_seconds;
     finding.faults = static_cast<int>(faults.size());
     finding.scenario = Build(base, faults, o.manager, o.converge_within);
     if (Result<RunResult> replay = RunDoc(finding.scenario, path, /*keep_trace=*/true); replay.ok()) {
-      finding.flaws = FlawsShown(replay->trace);
+      if (manager_name == "2014") finding.flaws = FlawsOf(inv, replay->trace);
     }
     const std::string name = reference->name + "-explore-" + std::to_string(result.findings.size() + 1);
     finding.scenario["name"] = name;
@@ -323,7 +419,7 @@ Result<ExploreResult> Explore(const std::string& path, const ExploreOptions& o, 
       *log << "  breaks " << inv << ": first at run " << finding.first_run << " ("
            << finding.first_wall_seconds << " s), minimised to " << finding.faults << " fault(s)"
            << (finding.file.empty() ? "" : " -> " + finding.file) << "\n";
-      for (const std::string& f : finding.flaws) *log << "    2014 flaw in its trace: " << f << "\n";
+      for (const std::string& f : finding.flaws) *log << "    2014 flaw: " << f << "\n";
     }
     result.findings.push_back(std::move(finding));
   }

@@ -34,7 +34,11 @@ namespace rcsim {
 
 struct ExploreOptions {
   std::string manager;  // "modern" or "2014" ("": the scenario's manager.kind)
-  int runs = 100;       // perturbed runs
+  int runs = 100;       // perturbed runs (with `time`: at most this many)
+  // Wall-time budget for the perturbed runs (zero: none): runs go in batches of kExploreBatch until
+  // `runs` or the budget is reached. The schedules are the same sequence either way; only how far
+  // into it the exploration gets depends on the machine.
+  std::chrono::duration<double> time{0};
   uint64_t seed = 1;
   int max_faults = 2;  // faults added per run (1..max_faults)
   int jobs = 1;
@@ -42,15 +46,25 @@ struct ExploreOptions {
   Duration converge_within = std::chrono::seconds(30);
 };
 
+// Perturbed runs are drawn in batches of this many. From the second batch on, half of the schedules
+// mutate one that produced a trace never seen before (novelty: a new digest), as coverage-guided
+// fuzzers keep inputs that reach new behaviour; the other half are drawn afresh.
+constexpr int kExploreBatch = 100;
+
 struct ExploreFinding {
   // "invariant: converged web" (a generic invariant) or "scenario: converged web" (the scenario's own
   // expectation, which an added fault may break by design).
   std::string invariant;
-  int first_run = 0;              // 1-based index of the first perturbed run that broke it
+  // 1-based index of the first perturbed run that broke it; 0: the scenario as written (no fault
+  // added) already breaks it for this manager (then `faults` is 0 and `scenario` is that run).
+  int first_run = 0;
   double first_wall_seconds = 0;  // wall time from the start of the exploration to that run's batch
   int faults = 0;                 // after minimisation
   std::string file;               // the written scenario ("" without out_dir)
-  // The 2014 flaws its replay's trace shows (the baseline traces them as they happen).
+  // The 2014 flaws behind it (names as in scenarios/flaws): the baseline traces some as they happen
+  // (lock left held, watch loop died, ignored errors, stale resync, a ready pod deleted while a
+  // not-ready one stays, a sync waiting for the global lock); FlawsOf says which broken invariant
+  // and trace lines stand for which flaw.
   std::vector<std::string> flaws;
   nlohmann::json scenario;  // the minimised scenario document
 };
@@ -60,12 +74,16 @@ struct ExploreResult {
   int runs = 0;
   int failing = 0;
   int distinct_traces = 0;  // distinct trace digests among the perturbed runs
+  int novel_mutations = 0;  // runs that mutated an earlier novel schedule
   double wall_seconds = 0;
   std::vector<ExploreFinding> findings;
 };
 
 // kInvalid for a file that cannot be read or parsed, or that uses include or matrix.
 Result<ExploreResult> Explore(const std::string& path, const ExploreOptions& options, std::ostream* log);
+
+// The 2014 flaws a run shows: `invariant` as in ExploreFinding, `trace` the run's trace lines.
+std::vector<std::string> FlawsOf(const std::string& invariant, const std::vector<std::string>& trace);
 
 // The perturbed documents of one exploration, without running them (for tests): `moments` are the
 // candidate times in seconds.

@@ -111,8 +111,10 @@ real mode (docs/scenarios.md, "Real mode"):
 
   rcsim report merge DIR... --out DIR   join shard reports into one (JSON, JUnit, HTML)
 
-explore options: --manager modern|2014, --runs N (default 100), --seed S (default 1), --max-faults N
-  (default 2), --jobs N, --out DIR (minimised failing scenarios, replayable with rcsim run)
+explore options: --manager modern|2014, --runs N (default 100), --time D (a wall-time budget shared
+  by the files; without --runs, as many runs as it allows), --seed S (default 1), --max-faults N
+  (default 2), --jobs N, --out DIR (minimised failing scenarios, replayable with rcsim run, and
+  summary.json)
 
 Exit status: 0 if every run passed, 1 if any failed, 2 on bad input or usage
 (validate: 0 if every file is valid, 2 otherwise).
@@ -826,9 +828,12 @@ int Report(const std::vector<std::string>& argv) {
   return failed == 0 ? kExitPass : kExitFail;
 }
 
-// rcsim explore FILE... [--manager M] [--runs N] [--seed S] [--max-faults N] [--jobs N] [--out DIR]
+// rcsim explore FILE... [--manager M] [--runs N | --time D] [--seed S] [--max-faults N] [--jobs N]
+// [--out DIR]
 int ExploreCommand(const std::vector<std::string>& argv) {
   ExploreOptions o;
+  bool runs_given = false;
+  std::chrono::duration<double> budget{0};
   o.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::string> files;
   for (std::size_t i = 0; i < argv.size(); ++i) {
@@ -845,6 +850,12 @@ int ExploreCommand(const std::vector<std::string>& argv) {
       o.manager = v;
     } else if (arg == "--runs") {
       o.runs = static_cast<int>(ParseUint(arg, v, 1, 10'000'000));
+      runs_given = true;
+    } else if (arg == "--time") {
+      Result<Duration> d = ParseDuration(v);
+      if (!d.ok() || *d <= Duration::zero())
+        throw UsageError{"--time: expected a duration such as 10m, got \"" + v + "\""};
+      budget = std::chrono::duration<double>(ToSeconds(*d));
     } else if (arg == "--seed") {
       o.seed = ParseUint(arg, v, 0, UINT64_MAX);
     } else if (arg == "--max-faults") {
@@ -858,8 +869,25 @@ int ExploreCommand(const std::vector<std::string>& argv) {
     }
   }
   if (files.empty()) return Usage("explore: no scenario file given");
+  // --time without --runs: as many runs as the budget allows; the budget is shared by the files (each
+  // gets an even part of what is left).
+  if (budget.count() > 0 && !runs_given) o.runs = 10'000'000;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   int found = 0;
-  for (const std::string& f : files) {
+  int64_t total_runs = 0;
+  // The 2014 flaws found: the first time (wall seconds from the start) and the file that showed each.
+  std::map<std::string, std::pair<double, std::string>> flaws;
+  nlohmann::json summary = nlohmann::json::array();
+  for (std::size_t fi = 0; fi < files.size(); ++fi) {
+    const std::string& f = files[fi];
+    if (budget.count() > 0) {
+      const double left = std::max(0.0, budget.count() - elapsed());
+      o.time = std::chrono::duration<double>(std::max(1e-9, left / static_cast<double>(files.size() - fi)));
+    }
+    const double file_start = elapsed();
     Result<ExploreResult> r = Explore(f, o, &std::cout);
     if (!r.ok()) {
       std::cerr << r.status().message() << "\n";
@@ -869,8 +897,57 @@ int ExploreCommand(const std::vector<std::string>& argv) {
     char rate[64];
     std::snprintf(rate, sizeof(rate), "%.1f", r->wall_seconds > 0 ? r->runs / r->wall_seconds : 0.0);
     std::cout << "explore " << r->scenario << ": " << r->runs << " runs, " << r->distinct_traces
-              << " distinct traces, " << r->failing << " failing, " << r->findings.size()
-              << " distinct failures, " << rate << " runs/s\n";
+              << " distinct traces (" << r->novel_mutations << " runs mutated a novel schedule), "
+              << r->failing << " failing, " << r->findings.size() << " distinct failures, " << rate
+              << " runs/s\n";
+    total_runs += r->runs;
+    nlohmann::json findings = nlohmann::json::array();
+    for (const ExploreFinding& x : r->findings) {
+      const double at = file_start + x.first_wall_seconds;
+      for (const std::string& flaw : x.flaws) {
+        auto it = flaws.find(flaw);
+        if (it == flaws.end() || at < it->second.first) flaws[flaw] = {at, x.file.empty() ? f : x.file};
+      }
+      findings.push_back({{"invariant", x.invariant},
+                          {"first_run", x.first_run},
+                          {"first_wall_seconds", at},
+                          {"faults", x.faults},
+                          {"file", x.file},
+                          {"flaws", x.flaws}});
+    }
+    summary.push_back({{"file", f},
+                       {"scenario", r->scenario},
+                       {"runs", r->runs},
+                       {"failing", r->failing},
+                       {"distinct_traces", r->distinct_traces},
+                       {"wall_seconds", r->wall_seconds},
+                       {"findings", std::move(findings)}});
+  }
+  if (!flaws.empty()) {
+    std::cout << "2014 flaws found: " << flaws.size() << " of 7\n";
+    for (const auto& [flaw, first] : flaws) {
+      char at[32];
+      std::snprintf(at, sizeof(at), "%.1f", first.first);
+      std::cout << "  " << flaw << ": first after " << at << " s (" << first.second << ")\n";
+    }
+  }
+  char rate[64];
+  std::snprintf(rate, sizeof(rate), "%.1f",
+                elapsed() > 0 ? static_cast<double>(total_runs) / elapsed() : 0.0);
+  std::cout << "explored " << files.size() << " file(s): " << total_runs << " runs, " << found
+            << " distinct failures, " << rate << " runs/s\n";
+  if (!o.out_dir.empty()) {
+    nlohmann::json flaws_json = nlohmann::json::object();
+    for (const auto& [flaw, first] : flaws)
+      flaws_json[flaw] = {{"first_wall_seconds", first.first}, {"file", first.second}};
+    std::filesystem::create_directories(o.out_dir);
+    std::ofstream(std::filesystem::path(o.out_dir) / "summary.json")
+        << nlohmann::json{{"runs", total_runs},
+                          {"wall_seconds", elapsed()},
+                          {"files", std::move(summary)},
+                          {"flaws", std::move(flaws_json)}}
+               .dump(2)
+        << "\n";
   }
   return found > 0 ? kExitFail : kExitPass;
 }
