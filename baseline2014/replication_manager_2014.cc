@@ -223,23 +223,23 @@ void ReplicationManager2014::DeleteNext(const ControllerPtr& rc, std::vector<Pod
   }
   std::weak_ptr<int> alive = alive_;
   const PodPtr victim = victims[next];
-  api_->pods().Delete(victim->metadata.namespace_, victim->metadata.name, DeleteOptions{},
-                      [this, alive, rc, victims = std::move(victims), next,
-                       done](const Result<PodPtr>& r) mutable {
-                        if (alive.expired()) return;
-                        const std::string pod_key = KeyOf(victims[next]->metadata);
-                        if (r.ok() || r.status().code() == Code::kNotFound) {
-                          ++metrics_.deletes;
-                          if (trace_->enabled()) Trace("deleted " + pod_key + " for " + KeyOf(rc->metadata));
-                        } else {
-                          ++metrics_.delete_errors;  // the returned error is dropped by the caller
-                          if (trace_->enabled()) {
-                            Trace("delete failed " + pod_key + " for " + KeyOf(rc->metadata) +
-                                  " (ignored): " + r.status().ToString());
-                          }
-                        }
-                        DeleteNext(rc, std::move(victims), next + 1, done);
-                      });
+  api_->pods().Delete(
+      victim->metadata.namespace_, victim->metadata.name, DeleteOptions{},
+      [this, alive, rc, victims = std::move(victims), next, done](const Result<PodPtr>& r) mutable {
+        if (alive.expired()) return;
+        const std::string pod_key = KeyOf(victims[next]->metadata);
+        if (r.ok() || r.status().code() == Code::kNotFound) {
+          ++metrics_.deletes;
+          if (trace_->enabled()) Trace("deleted " + pod_key + " for " + KeyOf(rc->metadata));
+        } else {
+          ++metrics_.delete_errors;  // the returned error is dropped by the caller
+          if (trace_->enabled()) {
+            Trace("delete failed " + pod_key + " for " + KeyOf(rc->metadata) +
+                  " (ignored): " + r.status().ToString());
+          }
+        }
+        DeleteNext(rc, std::move(victims), next + 1, done);
+      });
 }
 
 // ---- Synchronize: the resync loop ----

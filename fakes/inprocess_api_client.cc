@@ -17,8 +17,7 @@ class InProcessApiClient::Resource final : public ResourceClient<T> {
     Count(Verb::kGet);
     Reply(std::move(done), registry_->Get(ns, name));
   }
-  void List(const std::string& ns, const ListOptions& opts,
-            Callback<Result<ObjectList<T>>> done) override {
+  void List(const std::string& ns, const ListOptions& opts, Callback<Result<ObjectList<T>>> done) override {
     Count(Verb::kList);
     Reply(std::move(done), registry_->List(ns, opts));
   }
@@ -54,15 +53,14 @@ class InProcessApiClient::Resource final : public ResourceClient<T> {
     handle->shared->on_event = std::move(on_event);
     std::weak_ptr<Shared> weak = handle->shared;
     Executor* executor = executor_;
-    auto w = registry_->Watch(ns, opts, resource_version,
-                              [weak, executor](const ApiWatchEvent<T>& ev) {
-                                // Holding the shared state keeps on_event alive until it runs.
-                                auto shared = weak.lock();
-                                if (!shared) return;
-                                executor->Post([shared, ev] {
-                                  if (shared->alive.load()) shared->on_event(ev);
-                                });
-                              });
+    auto w = registry_->Watch(ns, opts, resource_version, [weak, executor](const ApiWatchEvent<T>& ev) {
+      // Holding the shared state keeps on_event alive until it runs.
+      auto shared = weak.lock();
+      if (!shared) return;
+      executor->Post([shared, ev] {
+        if (shared->alive.load()) shared->on_event(ev);
+      });
+    });
     if (!w.ok()) {
       ApiWatchEvent<T> ev;
       ev.type = ApiWatchEvent<T>::Type::kError;
@@ -95,9 +93,8 @@ class InProcessApiClient::Resource final : public ResourceClient<T> {
 
   template <typename R>
   void Reply(Callback<R> done, R result) {
-    executor_->Post([done = std::move(done), result = std::move(result)]() mutable {
-      done(std::move(result));
-    });
+    executor_->Post(
+        [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
   }
 
   ResourceRegistry<T>* const registry_;

@@ -75,8 +75,8 @@ Status EventInjector::CreateController(const ControllerConfig& config) {
   namespaces_[config.name] = config.namespace_;
   Result<ControllerPtr> r =
       world_->registry().controllers().Create(config.namespace_, ControllerFromConfig(config));
-  Trace("create_controller " + config.namespace_ + "/" + config.name + " replicas=" +
-        std::to_string(config.replicas) + (r.ok() ? "" : " failed: " + r.status().ToString()));
+  Trace("create_controller " + config.namespace_ + "/" + config.name +
+        " replicas=" + std::to_string(config.replicas) + (r.ok() ? "" : " failed: " + r.status().ToString()));
   return r.status();
 }
 
@@ -125,15 +125,11 @@ Result<std::vector<PodPtr>> EventInjector::ChooseTargets(const PodTarget& target
   }
   std::size_t k = 0;
   switch (target.mode) {
-    case PodTarget::Mode::kCount:
-      k = static_cast<std::size_t>(target.count);
-      break;
+    case PodTarget::Mode::kCount: k = static_cast<std::size_t>(target.count); break;
     case PodTarget::Mode::kFraction:
       k = static_cast<std::size_t>(std::llround(target.fraction * static_cast<double>(active.size())));
       break;
-    case PodTarget::Mode::kAll:
-      k = active.size();
-      break;
+    case PodTarget::Mode::kAll: k = active.size(); break;
   }
   std::vector<PodPtr> chosen;
   for (std::size_t i : Choose(active.size(), k, world_->rng())) chosen.push_back(active[i]);

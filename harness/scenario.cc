@@ -37,23 +37,15 @@ std::string Child(const std::string& ptr, std::size_t index) { return ptr + "/" 
 
 const char* TypeName(const json& j) {
   switch (j.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::object:
-      return "an object";
-    case json::value_t::array:
-      return "an array";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::boolean:
-      return "a boolean";
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "an array";
+    case json::value_t::string: return "a string";
+    case json::value_t::boolean: return "a boolean";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-      return "an integer";
-    case json::value_t::number_float:
-      return "a number";
-    default:
-      return "an unsupported value";
+    case json::value_t::number_unsigned: return "an integer";
+    case json::value_t::number_float: return "a number";
+    default: return "an unsupported value";
   }
 }
 
@@ -165,7 +157,8 @@ std::string ReadString(const json& j, const std::string& ptr) {
 int64_t ReadInt(const json& j, const std::string& ptr, int64_t min, int64_t max) {
   if (j.is_number_unsigned()) {
     uint64_t u = j.get<uint64_t>();
-    if (u > static_cast<uint64_t>(max)) Fail(ptr, "must be at most " + std::to_string(max) + ", got " + j.dump());
+    if (u > static_cast<uint64_t>(max))
+      Fail(ptr, "must be at most " + std::to_string(max) + ", got " + j.dump());
     return static_cast<int64_t>(u);
   }
   if (!j.is_number_integer()) WrongType(j, ptr, "an integer");
@@ -254,8 +247,9 @@ std::vector<std::string> ReadStringArray(const json& j, const std::string& ptr) 
 std::string ReadName(const json& j, const std::string& ptr) {
   std::string name = ReadString(j, ptr);
   if (!IsDns1123Subdomain(name)) {
-    Fail(ptr, "invalid name \"" + name + "\" (lower-case letters, digits, '-' and '.', starting and "
-                                         "ending with a letter or digit)");
+    Fail(ptr, "invalid name \"" + name +
+                  "\" (lower-case letters, digits, '-' and '.', starting and "
+                  "ending with a letter or digit)");
   }
   return name;
 }
@@ -453,9 +447,9 @@ ControllerConfig ReadController(const json& j, const std::string& ptr) {
   } else {
     c.template_.spec.containers = {DefaultContainer(c.name)};
   }
-  if (!has_selector) c.selector = has_labels && !c.template_.metadata.labels.empty()
-                                       ? c.template_.metadata.labels
-                                       : Labels{{"app", c.name}};
+  if (!has_selector)
+    c.selector = has_labels && !c.template_.metadata.labels.empty() ? c.template_.metadata.labels
+                                                                    : Labels{{"app", c.name}};
   if (!has_labels) c.template_.metadata.labels = c.selector;
   if (!SelectorMapMatches(c.selector, c.template_.metadata.labels)) {
     Fail(r.Ptr("template") + "/metadata/labels",
@@ -484,9 +478,8 @@ PodTarget ReadPodTarget(const json& j, const std::string& ptr, std::string_view 
 std::string ReadControllerRef(const ObjectReader& r) { return *r.Str("controller"); }
 
 constexpr std::pair<const char*, Verb> kVerbs[] = {
-    {"get", Verb::kGet},       {"list", Verb::kList},     {"watch", Verb::kWatch},
-    {"create", Verb::kCreate}, {"update", Verb::kUpdate}, {"patch", Verb::kPatch},
-    {"delete", Verb::kDelete}};
+    {"get", Verb::kGet},       {"list", Verb::kList},   {"watch", Verb::kWatch},  {"create", Verb::kCreate},
+    {"update", Verb::kUpdate}, {"patch", Verb::kPatch}, {"delete", Verb::kDelete}};
 
 Verb ReadVerb(const json& j, const std::string& ptr) {
   std::string s = ReadString(j, ptr);
@@ -537,7 +530,8 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
       a.template_ = ReadTemplate(*v, r.Ptr("template"), a.controller, &has_labels);
       if (!has_labels) Fail(r.Ptr("template") + "/metadata/labels", "required when updating a template");
     }
-    if (!a.replicas && !a.selector && !a.template_) Fail(ptr, "nothing to update (give replicas, selector or template)");
+    if (!a.replicas && !a.selector && !a.template_)
+      Fail(ptr, "nothing to update (give replicas, selector or template)");
     return a;
   }
   if (kind == "create_controller") return CreateControllerAction{ReadController(j, ptr)};
@@ -575,7 +569,8 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
     extend(a.for_, r.Ptr("for"));
     if (auto v = r.Fraction("error_rate")) a.error_rate = *v;
     if (auto v = r.Fraction("timeout_rate")) a.timeout_rate = *v;
-    if (a.error_rate + a.timeout_rate > 1.0) Fail(r.Ptr("timeout_rate"), "error_rate + timeout_rate must not exceed 1");
+    if (a.error_rate + a.timeout_rate > 1.0)
+      Fail(r.Ptr("timeout_rate"), "error_rate + timeout_rate must not exceed 1");
     a.latency = r.Range("latency");
     if (const json* v = ReadArrayField(r, "verbs", "an array of verbs",
                                        "must name at least one verb (omit it for all verbs)")) {
@@ -801,7 +796,8 @@ std::map<std::string, int32_t> CheckControllerTimeline(const Scenario& s) {
     auto need = [&](const std::string& name) -> ControllerConfig& {
       auto it = live.find(name);
       if (it == live.end()) {
-        Fail(ptr + "/controller", "controller \"" + name + "\" does not exist at " + FormatScenarioDuration(e.at));
+        Fail(ptr + "/controller",
+             "controller \"" + name + "\" does not exist at " + FormatScenarioDuration(e.at));
       }
       return it->second;
     };
@@ -814,12 +810,14 @@ std::map<std::string, int32_t> CheckControllerTimeline(const Scenario& s) {
       if (a->selector) c.selector = *a->selector;
       if (a->template_) c.template_ = *a->template_;
       if (!SelectorMapMatches(c.selector, c.template_.metadata.labels)) {
-        Fail(ptr, "the controller's template labels would not match its selector " + FormatSelectorMap(c.selector));
+        Fail(ptr, "the controller's template labels would not match its selector " +
+                      FormatSelectorMap(c.selector));
       }
       peak[a->controller] = std::max(peak[a->controller], c.replicas);
     } else if (const auto* a = std::get_if<CreateControllerAction>(&e.action)) {
       if (live.count(a->controller.name)) {
-        Fail(ptr + "/name", "controller \"" + a->controller.name + "\" already exists at " + FormatScenarioDuration(e.at));
+        Fail(ptr + "/name",
+             "controller \"" + a->controller.name + "\" already exists at " + FormatScenarioDuration(e.at));
       }
       live[a->controller.name] = a->controller;
       peak[a->controller.name] = std::max(peak[a->controller.name], a->controller.replicas);
@@ -876,12 +874,14 @@ Scenario ParseOrThrow(const json& doc, std::string_view file) {
   ParseState state;
   if (const json* v = ReadArrayField(r, "events", "an array of events")) {
     std::string ep = r.Ptr("events");
-    for (std::size_t i = 0; i < v->size(); ++i) s.events.push_back(ReadEvent((*v)[i], Child(ep, i), s, &state));
+    for (std::size_t i = 0; i < v->size(); ++i)
+      s.events.push_back(ReadEvent((*v)[i], Child(ep, i), s, &state));
   }
   {
     const json& es = *ReadArrayField(r, "expect", "an array of expectations");
     std::string ep = r.Ptr("expect");
-    for (std::size_t i = 0; i < es.size(); ++i) s.expect.push_back(ReadExpectation(es[i], Child(ep, i), s, &state));
+    for (std::size_t i = 0; i < es.size(); ++i)
+      s.expect.push_back(ReadExpectation(es[i], Child(ep, i), s, &state));
   }
   // Every referenced controller must be defined somewhere in the scenario.
   std::set<std::string> defined;

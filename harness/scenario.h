@@ -56,8 +56,8 @@ struct ControllerConfig {
   std::string namespace_ = "default";
   int32_t replicas = 1;
   int32_t min_ready_seconds = 0;  // spec.minReadySeconds
-  Labels selector;            // default: the template's labels, else {"app": name}
-  PodTemplateSpec template_;  // default: labels = selector, one container "sleep 3600"
+  Labels selector;                // default: the template's labels, else {"app": name}
+  PodTemplateSpec template_;      // default: labels = selector, one container "sleep 3600"
 };
 
 // Which pods a kill_pods / delete_pods event hits. Pods are those in `namespace_` matching `selector`
@@ -108,7 +108,7 @@ struct ApiFaultsAction {
   double error_rate = 0.0;
   std::optional<DurationRange> latency;  // extra latency added to each call
   double timeout_rate = 0.0;
-  std::vector<Verb> verbs;  // empty: every verb
+  std::vector<Verb> verbs;               // empty: every verb
   Code error_code = Code::kUnavailable;  // what the failed calls answer (`reason`)
   std::string message;                   // "" : "injected: <code> (<verb>)"
 };

@@ -87,9 +87,7 @@ struct Traits<ReplicationController> {
     return std::nullopt;
   }
   static int64_t GracePeriod(const ReplicationController&, const DeleteOptions&) { return 0; }
-  static Result<ReplicationController> DecodeBytes(std::string_view bytes) {
-    return DecodeController(bytes);
-  }
+  static Result<ReplicationController> DecodeBytes(std::string_view bytes) { return DecodeController(bytes); }
 
   // Kubernetes defaults an empty selector to the template's labels whenever it decodes an object.
   // Likewise empty labels default to the template's labels (SetDefaults_ReplicationController).
@@ -147,14 +145,13 @@ struct Traits<Node> {
 
 template <typename T>
 Status NotFound(std::string_view name) {
-  return Status(Code::kNotFound,
-                std::string(Traits<T>::kResource) + " " + Quote(name) + " not found");
+  return Status(Code::kNotFound, std::string(Traits<T>::kResource) + " " + Quote(name) + " not found");
 }
 
 template <typename T>
 Status Conflict(std::string_view name) {
-  return Status(Code::kConflict, "Operation cannot be fulfilled on " +
-                                     std::string(Traits<T>::kResource) + " " + Quote(name) +
+  return Status(Code::kConflict, "Operation cannot be fulfilled on " + std::string(Traits<T>::kResource) +
+                                     " " + Quote(name) +
                                      ": the object has been modified; please apply your changes "
                                      "to the latest version and try again");
 }
@@ -486,8 +483,7 @@ class RegistryWatchImpl final : public RegistryWatch {
         return true;
       }
       if (MatchesOptions(**cur, opts)) {
-        Emit(prev ? Type::kModified : Type::kAdded,
-             registry->WithRevision(ev.kv.key, *cur, rev, true));
+        Emit(prev ? Type::kModified : Type::kAdded, registry->WithRevision(ev.kv.key, *cur, rev, true));
       } else if (prev) {
         // Stopped matching: the last matching state, at the revision it stopped.
         Emit(Type::kDeleted, registry->WithRevision(ev.kv.key, prev, rev, false));
@@ -512,8 +508,8 @@ ResourceRegistry<T>::ResourceRegistry(RegistryContext* ctx) : ctx_(ctx), cache_(
 
 template <typename T>
 std::size_t ResourceRegistry<T>::SlotIndex(std::string_view key, int64_t revision) const {
-  const std::size_t h = std::hash<std::string_view>()(key) ^
-                        (static_cast<std::size_t>(revision) * 0x9e3779b97f4a7c15ULL);
+  const std::size_t h =
+      std::hash<std::string_view>()(key) ^ (static_cast<std::size_t>(revision) * 0x9e3779b97f4a7c15ULL);
   return (h ^ (h >> 29)) & (kCacheSlots - 1);
 }
 
@@ -535,7 +531,7 @@ typename ResourceRegistry<T>::Ptr ResourceRegistry<T>::CachedStored(const std::s
 
 template <typename T>
 Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Stored(const Value& value,
-                                                                     const std::string& key) {
+                                                                      const std::string& key) {
   if (const auto& typed = Traits<T>::Typed(value)) return Ptr(typed);
   auto decoded = Traits<T>::DecodeBytes(value.bytes());
   if (!decoded.ok()) {
@@ -546,8 +542,7 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Stored(const Valu
 }
 
 template <typename T>
-typename ResourceRegistry<T>::Ptr ResourceRegistry<T>::WithRevision(const std::string& key,
-                                                                    const Ptr& stored,
+typename ResourceRegistry<T>::Ptr ResourceRegistry<T>::WithRevision(const std::string& key, const Ptr& stored,
                                                                     int64_t revision, bool cache) {
   const std::size_t i = cache ? SlotIndex(key, revision) : 0;
   if (cache) {
@@ -598,7 +593,7 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::FromKv(const KeyV
 
 template <typename T>
 Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Get(const std::string& ns,
-                                                                  const std::string& name) {
+                                                                   const std::string& name) {
   if ((Traits<T>::kNamespaced && ns.empty()) || name.empty()) return NotFound<T>(name);
   auto got = ctx_->store()->Get(Traits<T>::Prefix(ns) + name);
   if (!got.ok()) return got.status();
@@ -641,8 +636,7 @@ Result<ObjectList<T>> ResourceRegistry<T>::List(const std::string& ns, const Lis
   }
   const std::string end = PrefixEnd(prefix);
   const bool filtered = !opts.label_selector.Empty() || !opts.field_name.empty() || !opts.fields.empty();
-  const int64_t page =
-      opts.limit == 0 ? 0 : (filtered ? std::max(opts.limit, kMinFilteredPage) : opts.limit);
+  const int64_t page = opts.limit == 0 ? 0 : (filtered ? std::max(opts.limit, kMinFilteredPage) : opts.limit);
 
   while (true) {
     RangeRequest req;
@@ -697,8 +691,7 @@ Result<ObjectList<T>> ResourceRegistry<T>::List(const std::string& ns, const Lis
 }
 
 template <typename T>
-Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Create(const std::string& ns,
-                                                                     T object) {
+Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Create(const std::string& ns, T object) {
   if (!object.metadata.namespace_.empty() && object.metadata.namespace_ != ns) {
     return Status(Code::kBadRequest,
                   "the namespace of the provided object does not match the namespace sent on the "
@@ -735,9 +728,8 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Create(const std:
 
 template <typename T>
 Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::TryUpdate(
-    const std::string& key, const std::string& name, const Ptr& stored, int64_t revision,
-    bool verified, const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate,
-    Attempt* attempt) {
+    const std::string& key, const std::string& name, const Ptr& stored, int64_t revision, bool verified,
+    const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate, Attempt* attempt) {
   *attempt = verified ? Attempt::kDone : Attempt::kUnverified;
   auto next = mutate(*stored);
   if (!next.ok()) return next.status();
@@ -877,8 +869,8 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::PatchOwnerReferen
 
 template <typename T>
 Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Delete(const std::string& ns,
-                                                                     const std::string& name,
-                                                                     const DeleteOptions& opts) {
+                                                                      const std::string& name,
+                                                                      const DeleteOptions& opts) {
   auto r = DeleteReporting(ns, name, opts);
   if (!r.ok()) return r.status();
   return std::move(r->object);
@@ -940,8 +932,7 @@ Result<typename ResourceRegistry<T>::DeleteOutcome> ResourceRegistry<T>::DeleteR
     }
     const ObjectMeta& meta = (*stored)->metadata;
     if (!opts.precondition_uid.empty() && opts.precondition_uid != meta.uid) {
-      return Status(Code::kConflict, "Precondition failed: UID in precondition: " +
-                                         opts.precondition_uid +
+      return Status(Code::kConflict, "Precondition failed: UID in precondition: " + opts.precondition_uid +
                                          ", UID in object meta: " + meta.uid);
     }
     // What the deletion makes of the object: finalizers per propagationPolicy, then the deletion
@@ -1042,8 +1033,8 @@ Result<std::unique_ptr<RegistryWatch>> ResourceRegistry<T>::Watch(const std::str
   }
   wreq.start_revision = start_revision;
   auto impl = std::make_unique<Impl>(state);
-  impl->store_watch_ = ctx_->store()->StartWatch(
-      wreq, [state](const WatchResponse& resp) { state->OnResponse(resp); });
+  impl->store_watch_ =
+      ctx_->store()->StartWatch(wreq, [state](const WatchResponse& resp) { state->OnResponse(resp); });
   if (!impl->store_watch_) return Status(Code::kUnavailable, "store is shut down");
   for (const KeyValue& kv : listed.kvs) {
     auto stored = Stored(kv.value, kv.key);
@@ -1125,19 +1116,16 @@ Result<Scale> Registry::GetScale(const std::string& ns, const std::string& name)
   return ScaleOf(**rc);
 }
 
-Result<Scale> Registry::UpdateScale(const std::string& ns, const std::string& name,
-                                    const Scale& scale) {
+Result<Scale> Registry::UpdateScale(const std::string& ns, const std::string& name, const Scale& scale) {
   if (scale.spec_replicas < 0) {
     FieldErrors errs;
-    errs.Invalid("spec.replicas", std::to_string(scale.spec_replicas),
-                 "must be greater than or equal to 0");
+    errs.Invalid("spec.replicas", std::to_string(scale.spec_replicas), "must be greater than or equal to 0");
     return errs.ToStatus("Scale.autoscaling", name);
   }
   const int32_t replicas = scale.spec_replicas;
   auto rc = controllers_.GuaranteedUpdate(
       ns, name, scale.metadata.resource_version,
-      [replicas](const ReplicationController& stored)
-          -> Result<std::shared_ptr<ReplicationController>> {
+      [replicas](const ReplicationController& stored) -> Result<std::shared_ptr<ReplicationController>> {
         auto next = std::make_shared<ReplicationController>(stored);
         next->spec.replicas = replicas;
         return next;

@@ -150,8 +150,7 @@ class ResourceRegistry {
   // on_event runs with the watch's delivery lock held: it must not destroy this watch (hand the
   // event to an executor instead, as InProcessApiClient does). Watches must not outlive the registry.
   Result<std::unique_ptr<RegistryWatch>> Watch(const std::string& ns, const ListOptions& opts,
-                                               const std::string& resource_version,
-                                               EventCallback on_event);
+                                               const std::string& resource_version, EventCallback on_event);
 
   // The object of a stored value without resourceVersion: the typed object shared, or bytes decoded
   // (kInternal if they do not decode).
@@ -175,17 +174,16 @@ class ResourceRegistry {
   // ValidatePodUpdate allows, and the whole object (status included) is validated. A result equal to
   // the stored object writes nothing. `expected_rv` is the caller's resourceVersion: when set and
   // stale, kConflict; when empty, a race re-reads and retries.
-  Result<Ptr> GuaranteedUpdate(
-      const std::string& ns, const std::string& name, const std::string& expected_rv,
-      const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate);
+  Result<Ptr> GuaranteedUpdate(const std::string& ns, const std::string& name, const std::string& expected_rv,
+                               const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate);
 
  private:
   // One write seen by this registry: what `key` held at `revision` (deleted at, for a DELETE event).
   struct CacheSlot {
     std::string key;
-    int64_t revision = 0;  // 0: empty slot
-    Ptr stored;            // without resourceVersion
-    Ptr object;            // `stored` with resourceVersion = revision
+    int64_t revision = 0;   // 0: empty slot
+    Ptr stored;             // without resourceVersion
+    Ptr object;             // `stored` with resourceVersion = revision
     std::size_t bytes = 0;  // ApproxObjectBytes of both, counted in cache_bytes_
   };
   std::size_t SlotIndex(std::string_view key, int64_t revision) const;
@@ -201,8 +199,8 @@ class ResourceRegistry {
   };
   // One GuaranteedUpdate attempt: `mutate` on `stored` (what `key` held at `revision`, known to be
   // current when `verified`), the update rules, then a Txn conditional on that revision.
-  Result<Ptr> TryUpdate(const std::string& key, const std::string& name, const Ptr& stored,
-                        int64_t revision, bool verified,
+  Result<Ptr> TryUpdate(const std::string& key, const std::string& name, const Ptr& stored, int64_t revision,
+                        bool verified,
                         const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate,
                         Attempt* attempt);
 

@@ -1,6 +1,6 @@
 // RealStack and the real runner over real processes: etcd (Debian's etcd-server), apps/apiserver,
-// apps/controller-manager and apps/node-agent. Every process started is gone at the end, every port free again and the
-// temporary directory removed, also when a child `rcsim run --real` is interrupted by SIGINT.
+// apps/controller-manager and apps/node-agent. Every process started is gone at the end, every port free
+// again and the temporary directory removed, also when a child `rcsim run --real` is interrupted by SIGINT.
 #include "harness/real/real_stack.h"
 
 #include <arpa/inet.h>

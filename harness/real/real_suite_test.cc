@@ -1,7 +1,7 @@
 // The acceptance run of issue 12: `rcsim run --compare scenarios/real` (each scenario in the simulation
 // and against real etcd, the apiserver, the controller-manager and node agents) passes with the same
-// verdicts in both modes, and writes the reports. About 4 minutes of wall time: label faults (./scripts/test -L
-// faults), not in the default ./scripts/test.
+// verdicts in both modes, and writes the reports. About 4 minutes of wall time: label faults (./scripts/test
+// -L faults), not in the default ./scripts/test.
 #include <gtest/gtest.h>
 
 #include <cstdio>
