@@ -427,16 +427,14 @@ TYPED_TEST_P(ApiContractTest, DeletePreconditions) {
 TYPED_TEST_P(ApiContractTest, InvalidObjectsAreRejectedWithCauses) {
   auto negative = this->CreateRc(api_contract::MakeController("neg", -1));
   EXPECT_EQ(negative.status().code(), Code::kInvalid);
-  EXPECT_TRUE(api_contract::HasCause(negative.status(), "spec.replicas"))
-      << negative.status().ToString();
+  EXPECT_TRUE(api_contract::HasCause(negative.status(), "spec.replicas")) << negative.status().ToString();
 
   ReplicationController no_selector = api_contract::MakeController("nosel", 1);
   no_selector.spec.selector.clear();
   no_selector.spec.template_->metadata.labels.clear();
   auto missing = this->CreateRc(no_selector);
   EXPECT_EQ(missing.status().code(), Code::kInvalid);
-  EXPECT_TRUE(api_contract::HasCause(missing.status(), "spec.selector"))
-      << missing.status().ToString();
+  EXPECT_TRUE(api_contract::HasCause(missing.status(), "spec.selector")) << missing.status().ToString();
 
   Pod empty = api_contract::MakePod("empty");
   empty.spec.containers.clear();
@@ -472,7 +470,7 @@ TYPED_TEST_P(ApiContractTest, UpdateStatusChangesOnlyStatus) {
   ReplicationController rc = **created;
   rc.status.replicas = 2;
   rc.status.observed_generation = 1;
-  rc.spec.replicas = 7;                  // ignored by UpdateStatus
+  rc.spec.replicas = 7;                   // ignored by UpdateStatus
   rc.metadata.labels["ignored"] = "yes";  // ignored by UpdateStatus
   auto st = this->UpdateRcStatus(rc);
   ASSERT_TRUE(st.ok()) << st.status().ToString();

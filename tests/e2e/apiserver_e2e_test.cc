@@ -229,8 +229,7 @@ class ApiserverE2eTest : public ::testing::Test {
     Result<std::unique_ptr<EtcdProcess>> etcd = EtcdProcess::Start();
     ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
     etcd_ = std::move(etcd).value();
-    apiserver_ = Child::Spawn({RCSIM_APISERVER_PATH, "--etcd_servers=" + etcd_->endpoint(),
-                               "--port=0"});
+    apiserver_ = Child::Spawn({RCSIM_APISERVER_PATH, "--etcd_servers=" + etcd_->endpoint(), "--port=0"});
     ASSERT_NE(apiserver_, nullptr);
     ASSERT_TRUE(apiserver_->WaitFor("\n")) << apiserver_->output();
     const std::string& out = apiserver_->output();
@@ -268,8 +267,7 @@ TEST_F(ApiserverE2eTest, KubectlAndPythonClient) {
   WriteFile(dir_ + "/rc.yaml", kRcYaml);
   CommandResult create = K({"create", "-f", dir_ + "/rc.yaml"});
   ASSERT_EQ(create.code, 0) << create.output;
-  EXPECT_NE(create.output.find("replicationcontroller/web created"), std::string::npos)
-      << create.output;
+  EXPECT_NE(create.output.find("replicationcontroller/web created"), std::string::npos) << create.output;
 
   // No controller manager runs here: create the pods directly.
   for (const std::string name : {"web-1", "web-2"}) {
@@ -295,8 +293,7 @@ TEST_F(ApiserverE2eTest, KubectlAndPythonClient) {
 
   CommandResult scale = K({"scale", "rc", "web", "--replicas=5"});
   ASSERT_EQ(scale.code, 0) << scale.output;
-  EXPECT_NE(scale.output.find("replicationcontroller/web scaled"), std::string::npos)
-      << scale.output;
+  EXPECT_NE(scale.output.find("replicationcontroller/web scaled"), std::string::npos) << scale.output;
   CommandResult replicas = K({"get", "rc", "web", "-o", "jsonpath={.spec.replicas}"});
   ASSERT_EQ(replicas.code, 0) << replicas.output;
   EXPECT_EQ(replicas.output, "5");
@@ -320,8 +317,8 @@ TEST_F(ApiserverE2eTest, KubectlAndPythonClient) {
   EXPECT_EQ(after.output, "pod/web-2\npod/web-3\n");
 
   // The objects are in etcd under the Kubernetes layout.
-  CommandResult keys = RunCommand({kEtcdctl, "--endpoints=" + etcd_->endpoint(), "get", "--prefix",
-                         "/registry/", "--keys-only"});
+  CommandResult keys = RunCommand(
+      {kEtcdctl, "--endpoints=" + etcd_->endpoint(), "get", "--prefix", "/registry/", "--keys-only"});
   ASSERT_EQ(keys.code, 0) << keys.output;
   EXPECT_NE(keys.output.find("/registry/controllers/default/web"), std::string::npos) << keys.output;
   EXPECT_NE(keys.output.find("/registry/pods/default/web-2"), std::string::npos) << keys.output;
@@ -340,10 +337,11 @@ TEST_F(ApiserverE2eTest, KubectlReportsErrorsFromTheServer) {
   CommandResult missing = K({"get", "pod", "nope"});
   EXPECT_NE(missing.code, 0);
   EXPECT_NE(missing.output.find("NotFound"), std::string::npos) << missing.output;
-  WriteFile(dir_ + "/bad.yaml", "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: bad\n"
-                                "spec:\n  replicas: -1\n  selector:\n    app: bad\n  template:\n"
-                                "    metadata:\n      labels:\n        app: bad\n    spec:\n"
-                                "      containers:\n      - name: c\n        image: nginx\n");
+  WriteFile(dir_ + "/bad.yaml",
+            "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: bad\n"
+            "spec:\n  replicas: -1\n  selector:\n    app: bad\n  template:\n"
+            "    metadata:\n      labels:\n        app: bad\n    spec:\n"
+            "      containers:\n      - name: c\n        image: nginx\n");
   CommandResult bad = K({"create", "-f", dir_ + "/bad.yaml"});
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.output.find("spec.replicas"), std::string::npos) << bad.output;
