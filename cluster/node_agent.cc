@@ -101,6 +101,7 @@ Node NodeAgent::DesiredNode(const NodePtr& current) const {
   ready->message = "kubelet is posting ready status";
   ready->last_heartbeat_time = now;
   n.status.addresses = {{"InternalIP", options_.host_ip}, {"Hostname", options_.node_name}};
+  n.status.kubelet_port = options_.kubelet_port;
   return n;
 }
 

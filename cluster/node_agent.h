@@ -43,6 +43,7 @@ struct NodeAgentOptions {
   int64_t max_pods = 110;
   std::string host_ip = "10.0.0.1";
   std::string pod_ip_prefix = "10.244.0.";  // pods get prefix + 2, 3, ... (wrapping at 254)
+  int32_t kubelet_port = 0;  // registered as status.daemonEndpoints.kubeletEndpoint.Port (0: none)
   Duration heartbeat_interval = std::chrono::seconds(10);
   Duration backoff_initial = std::chrono::seconds(10);
   Duration backoff_max = std::chrono::minutes(5);

@@ -123,6 +123,9 @@ json NodeToJson(const Node& node) {
     }
     status["addresses"] = std::move(addrs);
   }
+  if (node.status.kubelet_port > 0) {
+    status["daemonEndpoints"] = {{"kubeletEndpoint", {{"Port", node.status.kubelet_port}}}};
+  }
   j["status"] = std::move(status);
   return j;
 }
@@ -179,6 +182,21 @@ Result<Node> NodeFromJson(const json& j) {
       return x;
     });
     if (!s.ok()) return s;
+    // daemonEndpoints.kubeletEndpoint.Port (capitalised on the wire, as core/v1 has it).
+    const auto endpoints = st->find("daemonEndpoints");
+    if (endpoints != st->end() && endpoints->is_object()) {
+      const auto kubelet = endpoints->find("kubeletEndpoint");
+      if (kubelet != endpoints->end() && kubelet->is_object()) {
+        const auto port = kubelet->find("Port");
+        if (port != kubelet->end() && !port->is_null()) {
+          if (!port->is_number_integer() || port->get<int64_t>() < 0 || port->get<int64_t>() > 65535) {
+            return Status(Code::kBadRequest,
+                          "status.daemonEndpoints.kubeletEndpoint.Port: must be a port number (0-65535)");
+          }
+          node.status.kubelet_port = port->get<int32_t>();
+        }
+      }
+    }
   }
   return node;
 }

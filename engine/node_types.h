@@ -69,6 +69,7 @@ struct NodeStatus {
   std::map<std::string, std::string> allocatable;  // as capacity
   std::vector<NodeCondition> conditions;
   std::vector<NodeAddress> addresses;
+  int32_t kubelet_port = 0;  // status.daemonEndpoints.kubeletEndpoint.Port: the node agent's; 0: none
   bool operator==(const NodeStatus&) const = default;
 };
 

@@ -22,6 +22,7 @@
 #include <set>
 #include <string>
 
+#include "apps/node-agent/log_server.h"
 #include "backends/http/thread_executor.h"
 #include "backends/httpclient/client_flags.h"
 #include "backends/httpclient/http_api_client.h"
@@ -44,6 +45,7 @@ struct Flags {
   std::string status_frequency = "10s";
   std::string orphan_grace = "30s";
   std::string node_ip = "127.0.0.1";
+  int port = 10250;  // the kubelet's
   std::string pod_cidr;
   int verbosity = 1;
   Duration heartbeat_interval{};
@@ -86,6 +88,9 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
                                      "grace period (SIGTERM to SIGKILL) for re-adopted processes whose pods "
                                      "are gone")("node-ip", po::value(&f->node_ip)->default_value(f->node_ip),
                                                  "the node's InternalIP (status.hostIP)")(
+      "port", po::value(&f->port)->default_value(f->port),
+      "port of the kubelet endpoint on --node-ip (GET /containerLogs/..., for the API server's pods/log), "
+      "registered in the Node's status.daemonEndpoints (0: any free port, -1: off)")(
       "pod-cidr", po::value(&f->pod_cidr),
       "this node's pod addresses, a /24 such as 10.244.1.0/24 (pods get .2, .3, ...); give each node its "
       "own so pod IPs differ across nodes (default 10.244.0.0/24)")(
@@ -126,6 +131,10 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
     return false;
   }
   f->orphan_grace_duration = *grace;
+  if (f->port < -1 || f->port > 65535) {
+    std::cerr << "node-agent: --port must be -1 (off), 0 (any) or a port number\n";
+    return false;
+  }
   if (!f->pod_cidr.empty() && PodIpPrefix(f->pod_cidr).empty()) {
     std::cerr << "node-agent: --pod-cidr: \"" << f->pod_cidr
               << "\" is not an IPv4 /24 (e.g. 10.244.1.0/24)\n";
@@ -247,11 +256,24 @@ int Main(int argc, char** argv) {
     ExecutorApi api(http->get(), http->get(), &executor);
     const std::size_t adopted = (*runtime)->unclaimed_count();
 
+    // The kubelet endpoint the API server's pods/log proxies to (started before the Node registers it).
+    std::unique_ptr<LogServer> log_server;
+    if (flags.port >= 0) {
+      log_server =
+          std::make_unique<LogServer>(flags.root_dir, flags.node_ip, static_cast<uint16_t>(flags.port));
+      if (Status s = log_server->Start(); !s.ok()) {
+        std::cerr << "node-agent: kubelet endpoint: " << s.ToString() << "\n";
+        return 1;
+      }
+      std::cerr << "node-agent: serving /containerLogs on http://" << flags.node_ip << ":"
+                << log_server->port() << "\n";
+    }
     NodeAgentOptions options;
     options.node_name = flags.node_name;
+    options.kubelet_port = log_server != nullptr ? log_server->port() : 0;
+    if (!flags.pod_cidr.empty()) options.pod_ip_prefix = PodIpPrefix(flags.pod_cidr);
     options.max_pods = flags.max_pods;
     options.host_ip = flags.node_ip;
-    if (!flags.pod_cidr.empty()) options.pod_ip_prefix = PodIpPrefix(flags.pod_cidr);
     options.heartbeat_interval = flags.heartbeat_interval;
     std::unique_ptr<NodeAgent> agent;
     std::unique_ptr<OrphanSweeper> sweeper;
@@ -274,6 +296,7 @@ int Main(int argc, char** argv) {
       agent->Stop();
       agent.reset();
     });
+    if (log_server != nullptr) log_server->Stop();
     runtime->reset();  // leaves the containers running
     http->reset();     // its pending callbacks post to the executor, which is still here
   }

@@ -7,7 +7,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
+#include <limits>
 #include <list>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -26,6 +28,9 @@ namespace {
 
 constexpr std::size_t kMaxHeaderBytes = 1 << 20;
 constexpr std::size_t kMaxBodyBytes = 64 << 20;
+// Not boost::none: Boost 1.74's parser compares a Content-Length against the optional and fails with
+// body_limit when it is disengaged.
+constexpr uint64_t kNoBodyLimit = std::numeric_limits<uint64_t>::max();
 constexpr int kVerbs = 7;
 
 std::string_view AsStd(beast::string_view s) { return {s.data(), s.size()}; }
@@ -317,12 +322,12 @@ void FaultProxy::Impl::Serve(std::shared_ptr<Conn> conn, tcp::socket client) {
     }
     if (!sent) break;  // the API server is unreachable: the client sees its connection go
     if (call.watch) {
-      RelayWatch(*conn, client, up, up_buf, req.version(), call.faultable);
+      RelayWatch(*conn, client, up, up_buf, static_cast<int>(req.version()), call.faultable);
       break;  // a watch connection ends with its stream
     }
     http::response_parser<http::string_body> res_parser;
     res_parser.header_limit(kMaxHeaderBytes);
-    res_parser.body_limit(boost::none);
+    res_parser.body_limit(kNoBodyLimit);
     if (req.method() == http::verb::head) res_parser.skip(true);
     http::read(up, up_buf, res_parser, ec);
     if (ec && up_reused && !res_parser.got_some()) {
@@ -332,7 +337,7 @@ void FaultProxy::Impl::Serve(std::shared_ptr<Conn> conn, tcp::socket client) {
       if (ec) break;
       http::response_parser<http::string_body> retry;
       retry.header_limit(kMaxHeaderBytes);
-      retry.body_limit(boost::none);
+      retry.body_limit(kNoBodyLimit);
       http::read(up, up_buf, retry, ec);
       if (ec) break;
       res_parser.release();
@@ -368,7 +373,7 @@ bool FaultProxy::Impl::RelayWatch(Conn& conn, tcp::socket& client, tcp::socket& 
   beast::error_code ec;
   http::response_parser<http::buffer_body> parser;
   parser.header_limit(kMaxHeaderBytes);
-  parser.body_limit(boost::none);
+  parser.body_limit(kNoBodyLimit);
   http::read_header(up, up_buf, parser, ec);
   if (ec) return false;
   char buf[16384];
@@ -492,22 +497,23 @@ FaultProxy::FaultProxy(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Result<std::unique_ptr<FaultProxy>> FaultProxy::Start(FaultProxyOptions options) {
   auto impl = std::make_unique<Impl>();
-  impl->options = options;
-  impl->rng.seed(options.seed);
+  impl->options = std::move(options);
+  const FaultProxyOptions& o = impl->options;
+  impl->rng.seed(o.seed);
   beast::error_code ec;
-  auto up_addr = net::ip::make_address(options.upstream_host, ec);
-  if (ec) return Status(Code::kInvalid, "fault proxy: bad upstream address " + options.upstream_host);
-  impl->upstream = tcp::endpoint(up_addr, options.upstream_port);
-  auto addr = net::ip::make_address(options.listen_address, ec);
-  if (ec) return Status(Code::kInvalid, "fault proxy: bad listen address " + options.listen_address);
-  tcp::endpoint ep(addr, options.listen_port);
+  auto up_addr = net::ip::make_address(o.upstream_host, ec);
+  if (ec) return Status(Code::kInvalid, "fault proxy: bad upstream address " + o.upstream_host);
+  impl->upstream = tcp::endpoint(up_addr, o.upstream_port);
+  auto addr = net::ip::make_address(o.listen_address, ec);
+  if (ec) return Status(Code::kInvalid, "fault proxy: bad listen address " + o.listen_address);
+  tcp::endpoint ep(addr, o.listen_port);
   impl->acceptor.open(ep.protocol(), ec);
   if (!ec) impl->acceptor.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) impl->acceptor.bind(ep, ec);
   if (!ec) impl->acceptor.listen(net::socket_base::max_listen_connections, ec);
   if (ec)
     return Status(Code::kUnavailable,
-                  "fault proxy: cannot listen on " + options.listen_address + ": " + ec.message());
+                  "fault proxy: cannot listen on " + o.listen_address + ": " + ec.message());
   impl->port = impl->acceptor.local_endpoint().port();
   Impl* raw = impl.get();
   impl->accept_thread = std::thread([raw] { raw->AcceptLoop(); });

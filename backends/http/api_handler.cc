@@ -14,6 +14,7 @@
 #include "backends/http/lease_routes.h"
 #include "backends/http/namespaces.h"
 #include "backends/http/patch.h"
+#include "backends/http/pod_log.h"
 #include "backends/http/server_side_apply.h"
 #include "backends/http/table.h"
 #include "engine/codec.h"
@@ -1228,6 +1229,7 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<Watc
   }
   if (*sub == "scale" && !pods) return Respond(ServeScale(registry_, req, ns, *name, *q));
   if (*sub == "binding" && pods) return Respond(ServeBinding(registry_, req, *q, ns, name));
+  if (*sub == "log" && pods) return ServePodLog(registry_, req, ns, *name, sink);
   return Respond(NotFound(path));
 }
 

@@ -4,6 +4,7 @@
 //
 // Routes: /version, /api, /apis, /api/v1, /openapi/v3[/api/v1], /healthz, /readyz, /livez;
 // /api/v1/[watch/][namespaces/{ns}/]{pods|replicationcontrollers}[/{name}[/status|/scale|/binding]];
+// /api/v1/namespaces/{ns}/pods/{name}/log (pod_log.h: proxied to the pod's node agent);
 // /api/v1/namespaces[/{name}]; /api/v1/[namespaces/{ns}/]events[/{name}] (no watch);
 // /api/v1/namespaces/{ns}/bindings; /api/v1/[watch/]nodes[/{name}[/status]] (cluster-scoped).
 // Errors are Status objects: 400 malformed JSON or query, 404 unknown route or object, 405 wrong

@@ -105,6 +105,7 @@ json CoreV1ResourcesJson() {
   json resources = json::array();
   resources.push_back(Resource("pods", "Pod", crud, json::array({"po"})));
   resources.push_back(Resource("pods/status", "Pod", sub));
+  resources.push_back(Resource("pods/log", "Pod", json::array({"get"})));
   resources.push_back(Resource("replicationcontrollers", "ReplicationController", crud, json::array({"rc"})));
   resources.push_back(Resource("replicationcontrollers/scale", "Scale", sub, nullptr, "autoscaling", "v1"));
   resources.push_back(Resource("replicationcontrollers/status", "ReplicationController", sub));

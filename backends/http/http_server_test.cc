@@ -446,7 +446,8 @@ TEST_F(HttpServerTest, BadRequestsLeaveTheStoreUnchanged) {
   cases.push_back({"name mismatch", client_->Put(kPods + "/a", wrong_name), 400});
   cases.push_back({"unknown resource", client_->Get("/api/v1/namespaces/default/services"), 404});
   cases.push_back({"unknown path", client_->Get("/nope"), 404});
-  cases.push_back({"unknown subresource", client_->Get(kPods + "/a/log"), 404});
+  cases.push_back({"unknown subresource", client_->Get(kPods + "/a/frobnicate"), 404});
+  cases.push_back({"log of a pod on no node", client_->Get(kPods + "/a/log"), 400});
   cases.push_back(
       {"delete collection with a bad selector", client_->Delete(kPods + "?labelSelector=%3D%3D"), 400});
   cases.push_back({"list at a malformed resourceVersion", client_->Get(kPods + "?resourceVersion=abc"), 400});

@@ -152,12 +152,13 @@ Result<std::unique_ptr<RealStack>> RealStack::Start(RealStackOptions options) {
     for (int i = 0; i < s->options_.node_agents; ++i) {
       s->agents_.push_back(std::make_unique<ChildProcess>());
       s->paused_.push_back(false);
-      const std::vector<std::string> args = {s->options_.node_agent_binary, "--apiserver=" + s->api_url(),
-                                             "--node-name=" + NodeName(i), "--root-dir=" + s->NodeRoot(i),
-                                             std::string("--node-status-update-frequency=") + kNodeHeartbeat,
-                                             "--orphan-grace=1s",
-                                             // Pod IPs of a /24 of each node's own.
-                                             "--pod-cidr=10.244." + std::to_string(i + 1) + ".0/24"};
+      const std::vector<std::string> args = {
+          s->options_.node_agent_binary, "--apiserver=" + s->api_url(), "--node-name=" + NodeName(i),
+          "--root-dir=" + s->NodeRoot(i), std::string("--node-status-update-frequency=") + kNodeHeartbeat,
+          "--orphan-grace=1s",
+          // Side by side on one host: any free kubelet port each,
+          // and pod IPs of a /24 of each node's own.
+          "--port=0", "--pod-cidr=10.244." + std::to_string(i + 1) + ".0/24"};
       if (Status st = s->agents_.back()->Spawn(args, s->temp_dir_ + "/" + NodeName(i) + ".log"); !st.ok()) {
         return st;
       }

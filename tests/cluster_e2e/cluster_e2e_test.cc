@@ -294,7 +294,8 @@ class ClusterE2eTest : public ::testing::Test {
             dir_ + "/" + NodeName(i),
             "--node-status-update-frequency=1s",
             "--orphan-grace=5s",
-            "--pod-cidr=10.244." + std::to_string(i + 1) + ".0/24"};  // pod IPs of each node's own /24
+            "--pod-cidr=10.244." + std::to_string(i + 1) + ".0/24",  // pod IPs of each node's own /24
+            "--port=0"};  // the kubelet endpoint (pods/log) on any free port
   }
   static std::string NodeName(int i) { return "node-" + std::to_string(i); }
   int NodeIndex(const std::string& name) const { return std::stoi(name.substr(5)); }
@@ -669,6 +670,66 @@ spec:
   // node-1's pods are from 10.244.2.0/24.
   EXPECT_EQ(out.rfind("hello there talker 10.244.2.", 0), 0u) << out;
   Kubectl("delete pod talker --wait=false");
+}
+
+// Issue 8 (pods/log): `kubectl logs` reads a container's output through the API server, which proxies to
+// the node agent running it (the endpoint the agent registered in its Node); --tail, -c and -f work; a
+// container not in the pod is a 400 naming it.
+TEST_F(ClusterE2eTest, KubectlLogsThroughTheNodeAgent) {
+  std::ofstream(dir_ + "/talker.yaml") << R"(apiVersion: v1
+kind: Pod
+metadata: {name: talker, namespace: default}
+spec:
+  nodeName: node-1
+  containers:
+  - name: talk
+    image: busybox
+    command: ["sh", "-c", "echo hello $GREETING $MY_POD $MY_IP; echo from-stderr >&2; echo bye; exec sleep 3600"]
+    env:
+    - {name: GREETING, value: there}
+    - name: MY_POD
+      valueFrom: {fieldRef: {fieldPath: metadata.name}}
+    - name: MY_IP
+      valueFrom: {fieldRef: {fieldPath: status.podIP}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: ticker, namespace: default}
+spec:
+  nodeName: node-2
+  containers:
+  - name: tick
+    image: busybox
+    command: ["sh", "-c", "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done"]
+)";
+  Kubectl("apply -f " + dir_ + "/talker.yaml");
+  const std::string kubectl = std::string(kKubectl) + " --kubeconfig " + kubeconfig_ + " ";
+  std::string out;
+  EXPECT_TRUE(Eventually([&] {
+    CommandResult r = RunShell(kubectl + "logs talker");
+    out = r.output;
+    return r.code == 0 && out.find("\nbye\nfrom-stderr\n") != std::string::npos;
+  })) << out;
+  // The container's env: a value and the downward API (its pod's name and IP, from node-1's /24).
+  EXPECT_EQ(out.rfind("hello there talker 10.244.2.", 0), 0u) << out;
+  CommandResult tail = RunShell(kubectl + "logs talker --tail=1 -c talk");
+  EXPECT_EQ(tail.code, 0) << tail.output;
+  EXPECT_EQ(tail.output, "from-stderr\n");
+  CommandResult bad = RunShell(kubectl + "logs talker -c nope");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.output.find("container nope is not valid for pod talker"), std::string::npos) << bad.output;
+  // -f keeps the stream open (timeout ends it: 124) while the container's new lines arrive.
+  ASSERT_TRUE(
+      Eventually([&] { return RunShell(kubectl + "logs ticker --tail=1").output.find("tick") == 0; }));
+  CommandResult follow = RunShell("timeout 3 " + kubectl + "logs -f ticker --tail=1");
+  EXPECT_EQ(follow.code, 124) << follow.output;
+  int ticks = 0;
+  for (std::size_t at = follow.output.find("tick "); at != std::string::npos;
+       at = follow.output.find("tick ", at + 1)) {
+    ++ticks;
+  }
+  EXPECT_GE(ticks, 4) << follow.output;
+  Kubectl("delete pod talker ticker --wait=false");
 }
 
 }  // namespace
