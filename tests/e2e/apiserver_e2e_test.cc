@@ -1,5 +1,7 @@
 // End to end: etcd + the apiserver binary, driven by the installed kubectl and the Debian
-// python3-kubernetes client. Skipped (with a message) only when /usr/bin/kubectl is absent.
+// python3-kubernetes client over HTTPS with a bearer token from a kubeconfig (scripts/make-certs), as a
+// user would; the raw-socket watch test alone uses plain HTTP. Skipped (with a message) only when
+// /usr/bin/kubectl is absent.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -20,6 +22,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,10 +72,10 @@ class Child {
     close(fd_);
   }
 
-  // Reads until `needle` appears in the output (true) or the deadline / EOF (false).
-  bool WaitFor(const std::string& needle, SteadyClock::duration timeout = kCommandDeadline) {
-    const auto until = SteadyClock::now() + timeout;
-    while (output_.find(needle) == std::string::npos) {
+  // Reads until `needle` appears in the output at or after `from` (true) or the deadline / EOF (false).
+  bool WaitFor(const std::string& needle, size_t from = 0) {
+    const auto until = SteadyClock::now() + kCommandDeadline;
+    while (output_.find(needle, from) == std::string::npos) {
       if (!ReadSome(until)) return false;
     }
     return true;
@@ -134,6 +137,13 @@ void WriteFile(const std::string& path, const std::string& text) {
   out << text;
 }
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 std::string PodYaml(const std::string& name) {
   return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
          "\n  labels:\n    app: web\nspec:\n  containers:\n  - name: web\n    image: nginx\n";
@@ -159,11 +169,10 @@ spec:
 
 constexpr const char* kPythonScript = R"(
 import sys
-from kubernetes import client, watch
+from kubernetes import client, config, watch
 
-cfg = client.Configuration()
-cfg.host = sys.argv[1]
-api = client.CoreV1Api(client.ApiClient(cfg))
+config.load_kube_config(sys.argv[1])
+api = client.CoreV1Api()
 pods = api.list_namespaced_pod("default", label_selector="app=web")
 print("LISTED", " ".join(sorted(p.metadata.name for p in pods.items)))
 rv = pods.metadata.resource_version
@@ -223,20 +232,45 @@ class ApiserverE2eTest : public ::testing::Test {
     dir_ = tmpl;
     // kubectl reads and caches under HOME; keep it away from the user's. No other thread runs yet.
     setenv("HOME", dir_.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
-    WriteFile(dir_ + "/kubeconfig", "apiVersion: v1\nkind: Config\n");
-    setenv("KUBECONFIG", (dir_ + "/kubeconfig").c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
-
     Result<std::unique_ptr<EtcdProcess>> etcd = EtcdProcess::Start();
     ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
     etcd_ = std::move(etcd).value();
-    apiserver_ = Child::Spawn({RCSIM_APISERVER_PATH, "--etcd_servers=" + etcd_->endpoint(), "--port=0"});
+    std::vector<std::string> args = {RCSIM_APISERVER_PATH, "--etcd_servers=" + etcd_->endpoint(), "--port=0"};
+    // Every client goes as a user would: HTTPS, a bearer token from a kubeconfig (kubectl sends a
+    // token only over TLS), and the server refuses requests without one.
+    const std::string certs = dir_ + "/certs";
+    if (tls_) {
+      CommandResult made =
+          RunCommand({RCSIM_MAKE_CERTS, certs, "--server", "https://127.0.0.1:PORT", "--user", "carol"});
+      ASSERT_EQ(made.code, 0) << made.output;
+      for (const std::string& flag :
+           {"--tls-cert-file=" + certs + "/server.crt", "--tls-private-key-file=" + certs + "/server.key",
+            "--token-auth-file=" + certs + "/tokens.csv"}) {
+        args.push_back(flag);
+      }
+    }
+    apiserver_ = Child::Spawn(args);
     ASSERT_NE(apiserver_, nullptr);
-    ASSERT_TRUE(apiserver_->WaitFor("\n")) << apiserver_->output();
-    const std::string& out = apiserver_->output();
-    const size_t colon = out.rfind(':', out.find('\n'));
-    ASSERT_TRUE(out.starts_with("listening on 127.0.0.1:")) << out;
-    port_ = std::stoi(out.substr(colon + 1, out.find('\n') - colon - 1));
-    server_ = "http://127.0.0.1:" + std::to_string(port_);
+    const std::string listening = "listening on 127.0.0.1:";
+    ASSERT_TRUE(apiserver_->WaitFor(listening)) << apiserver_->output();
+    const size_t at = apiserver_->output().find(listening) + listening.size();
+    ASSERT_TRUE(apiserver_->WaitFor("\n", at)) << apiserver_->output();
+    port_ = std::stoi(apiserver_->output().substr(at));
+    if (tls_) {
+      // make-certs' kubeconfig (current context: the token) names the real port.
+      kubeconfig_ = certs + "/kubeconfig";
+      std::string text = ReadFile(kubeconfig_);
+      for (size_t p; (p = text.find("127.0.0.1:PORT")) != std::string::npos;) {
+        text.replace(p, 14, "127.0.0.1:" + std::to_string(port_));
+      }
+      WriteFile(kubeconfig_, text);
+      server_ = "https://127.0.0.1:" + std::to_string(port_);
+    } else {
+      kubeconfig_ = dir_ + "/kubeconfig";
+      WriteFile(kubeconfig_, "apiVersion: v1\nkind: Config\n");
+      server_ = "http://127.0.0.1:" + std::to_string(port_);
+    }
+    setenv("KUBECONFIG", kubeconfig_.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
   }
 
   void TearDown() override {
@@ -249,18 +283,31 @@ class ApiserverE2eTest : public ::testing::Test {
     if (!dir_.empty()) RunCommand({"/bin/rm", "-rf", dir_});
   }
 
-  std::vector<std::string> Kubectl(std::vector<std::string> args) {
-    std::vector<std::string> argv = {kKubectl, "--server", server_, "--namespace", "default"};
+  // kubectl in `ns`: through the kubeconfig's token over HTTPS (plain: straight to --server).
+  std::vector<std::string> Kubectl(std::vector<std::string> args, const std::string& ns = "default") {
+    std::vector<std::string> argv = {kKubectl, "--namespace", ns};
+    if (!tls_) argv.insert(argv.begin() + 1, {"--server", server_});
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
   }
   CommandResult K(std::vector<std::string> args) { return RunCommand(Kubectl(std::move(args))); }
 
+  bool tls_ = true;  // false: plain HTTP without authentication, for raw-socket clients
   std::string dir_;
+  std::string kubeconfig_;
   std::unique_ptr<EtcdProcess> etcd_;
   std::unique_ptr<Child> apiserver_;
   std::string server_;
   int port_ = 0;
+};
+
+// For tests whose clients are raw sockets (a thousand watch streams): plain HTTP.
+class ApiserverPlainHttpE2eTest : public ApiserverE2eTest {
+ protected:
+  void SetUp() override {
+    tls_ = false;
+    ApiserverE2eTest::SetUp();
+  }
 };
 
 TEST_F(ApiserverE2eTest, KubectlAndPythonClient) {
@@ -327,13 +374,17 @@ TEST_F(ApiserverE2eTest, KubectlAndPythonClient) {
   // The Python client lists by label selector and receives a watch event.
   if (access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " is not installed";
   WriteFile(dir_ + "/client.py", kPythonScript);
-  CommandResult py = RunCommand({kPython, dir_ + "/client.py", server_});
+  CommandResult py = RunCommand({kPython, dir_ + "/client.py", kubeconfig_});
   ASSERT_EQ(py.code, 0) << py.output;
   EXPECT_NE(py.output.find("LISTED web-2 web-3"), std::string::npos) << py.output;
   EXPECT_NE(py.output.find("EVENT ADDED py-pod"), std::string::npos) << py.output;
 }
 
 TEST_F(ApiserverE2eTest, KubectlReportsErrorsFromTheServer) {
+  // Every command here goes over HTTPS with the kubeconfig's token: another token is refused.
+  CommandResult stranger = K({"--token=not-the-token", "get", "pods"});
+  EXPECT_NE(stranger.code, 0);
+  EXPECT_NE(stranger.output.find("You must be logged in"), std::string::npos) << stranger.output;
   CommandResult missing = K({"get", "pod", "nope"});
   EXPECT_NE(missing.code, 0);
   EXPECT_NE(missing.output.find("NotFound"), std::string::npos) << missing.output;
@@ -536,27 +587,21 @@ TEST_F(ApiserverE2eTest, KubectlNamespacesDeleteBySelectorAndWideOutput) {
 
   // Objects in a namespace that does not exist are refused; deleting a namespace takes its objects.
   WriteFile(dir_ + "/ghost.yaml", PodYaml("ghost"));
-  CommandResult ghost = RunCommand(
-      {kKubectl, "--server", server_, "--namespace", "nowhere", "create", "-f", dir_ + "/ghost.yaml"});
+  CommandResult ghost = RunCommand(Kubectl({"create", "-f", dir_ + "/ghost.yaml"}, "nowhere"));
   EXPECT_NE(ghost.code, 0);
   EXPECT_NE(ghost.output.find("not found"), std::string::npos) << ghost.output;
-  ASSERT_EQ(RunCommand({kKubectl, "--server", server_, "--namespace", "team-b", "create", "-f",
-                        dir_ + "/ghost.yaml"})
-                .code,
-            0);
+  ASSERT_EQ(RunCommand(Kubectl({"create", "-f", dir_ + "/ghost.yaml"}, "team-b")).code, 0);
   ASSERT_EQ(K({"delete", "namespace", "team-b"}).code, 0);
-  CommandResult gone =
-      RunCommand({kKubectl, "--server", server_, "--namespace", "team-b", "get", "pods", "-o", "name"});
+  CommandResult gone = RunCommand(Kubectl({"get", "pods", "-o", "name"}, "team-b"));
   EXPECT_EQ(gone.output, "") << gone.output;
 }
 
 constexpr const char* kPythonReplaceScript = R"(
 import sys
-from kubernetes import client
+from kubernetes import client, config
 
-cfg = client.Configuration()
-cfg.host = sys.argv[1]
-api = client.CoreV1Api(client.ApiClient(cfg))
+config.load_kube_config(sys.argv[1])
+api = client.CoreV1Api()
 body = client.V1Pod(metadata=client.V1ObjectMeta(name="py-replace", labels={"app": "py"}),
                     spec=client.V1PodSpec(containers=[client.V1Container(
                         name="c", image="nginx", ports=[client.V1ContainerPort(container_port=80)],
@@ -585,7 +630,7 @@ print("LEFT", len(api.list_namespaced_pod("default", label_selector="app=py").it
 TEST_F(ApiserverE2eTest, PythonClientReplaceAndDeleteCollection) {
   if (access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " is not installed";
   WriteFile(dir_ + "/replace.py", kPythonReplaceScript);
-  CommandResult py = RunCommand({kPython, dir_ + "/replace.py", server_});
+  CommandResult py = RunCommand({kPython, dir_ + "/replace.py", kubeconfig_});
   ASSERT_EQ(py.code, 0) << py.output;
   EXPECT_NE(py.output.find("REPLACED fe 80 1"), std::string::npos) << py.output;
   EXPECT_NE(py.output.find("RC 2"), std::string::npos) << py.output;
@@ -607,7 +652,7 @@ int EtcdWatchStreams(const std::string& endpoint) {
 // Issue 8, section 4: the apiserver over a real etcd holds 1,000 watch streams on a handful of etcd
 // watch streams (one per resource, the watch cache), still answers kubectl, and fans a new pod out to
 // every stream.
-TEST_F(ApiserverE2eTest, AThousandWatchStreamsOnAFewEtcdWatches) {
+TEST_F(ApiserverPlainHttpE2eTest, AThousandWatchStreamsOnAFewEtcdWatches) {
   constexpr int kWatches = 1000;
   const int etcd_before = EtcdWatchStreams(etcd_->endpoint());
   ASSERT_GE(etcd_before, 0) << "etcd /metrics has no etcd_debugging_mvcc_watch_stream_total";
@@ -641,7 +686,7 @@ TEST_F(ApiserverE2eTest, AThousandWatchStreamsOnAFewEtcdWatches) {
 // controllers; `kubectl get events` lists them and `kubectl describe rc` shows them.
 TEST_F(ApiserverE2eTest, KubectlDescribeRcAndGetEventsShowTheManagersEvents) {
   std::unique_ptr<Child> manager =
-      Child::Spawn({RCSIM_CONTROLLER_MANAGER_PATH, "--apiserver=" + server_, "--leader-elect=false",
+      Child::Spawn({RCSIM_CONTROLLER_MANAGER_PATH, "--kubeconfig=" + kubeconfig_, "--leader-elect=false",
                     "--port=-1", "--secure-port=-1", "--workers=2"});
   ASSERT_NE(manager, nullptr);
   WriteFile(dir_ + "/rc.yaml", kRcYaml);
