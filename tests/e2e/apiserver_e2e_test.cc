@@ -545,7 +545,7 @@ TEST_F(ApiserverE2eTest, KubectlApplyEditLabelKeepEveryField) {
   EXPECT_EQ(K({"get", "rc", "ssa", "-o", "jsonpath={.spec.replicas}"}).output, "3");
 }
 
-// Issue 8, section 3: get ns, delete pods -l, -o wide columns.
+// Issue 8, section 3: get ns, get nodes, delete pods -l, -o wide columns.
 TEST_F(ApiserverE2eTest, KubectlNamespacesDeleteBySelectorAndWideOutput) {
   CommandResult ns = K({"get", "ns"});
   ASSERT_EQ(ns.code, 0) << ns.output;
@@ -564,6 +564,17 @@ TEST_F(ApiserverE2eTest, KubectlNamespacesDeleteBySelectorAndWideOutput) {
               Replace(yaml, "  containers:", "  nodeName: node-7\n  containers:"));
     ASSERT_EQ(K({"create", "-f", dir_ + "/" + name + ".yaml"}).code, 0);
   }
+  // The node they name, as a node agent registers it (status through the main resource: a create).
+  WriteFile(dir_ + "/node.yaml",
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-7\nstatus:\n  conditions:\n"
+            "  - type: Ready\n    status: \"True\"\n    reason: KubeletReady\n");
+  CommandResult node = K({"create", "-f", dir_ + "/node.yaml"});
+  ASSERT_EQ(node.code, 0) << node.output;
+  CommandResult nodes = K({"get", "nodes"});
+  ASSERT_EQ(nodes.code, 0) << nodes.output;
+  const size_t row = nodes.output.find("\nnode-7 ");
+  ASSERT_NE(row, std::string::npos) << nodes.output;
+  EXPECT_NE(nodes.output.find(" Ready ", row), std::string::npos) << nodes.output;
   CommandResult wide = K({"get", "pods", "-o", "wide"});
   ASSERT_EQ(wide.code, 0) << wide.output;
   EXPECT_NE(wide.output.find("IP"), std::string::npos) << wide.output;
