@@ -142,6 +142,10 @@ ReplicationManager::ReplicationManager(ManagerOptions options, Store* store, Api
               [this](const ControllerPtr& rc) {
                 expectations_.Delete(ExpectationsKey(*rc));
                 unverified_creates_.erase(ExpectationsKey(*rc));
+                if (pods_.OwnedBy(rc->metadata.uid) != nullptr) {
+                  // Its pods may have been orphaned before the delete, the informer not showing it yet.
+                  dead_owners_[rc->metadata.namespace_].emplace(rc->metadata.uid, rc->metadata.name);
+                }
                 Enqueue(KeyOf(rc->metadata));
               },
               [this] { SchedulePump(); }}),
@@ -252,7 +256,12 @@ void ReplicationManager::OnPodAdd(const PodPtr& pod) {
   }
   if (const OwnerReference* ref = pod->metadata.ControllerRef()) {
     ControllerPtr rc = ResolveControllerRef(pod->metadata.namespace_, *ref);
-    if (rc == nullptr) return;
+    if (rc == nullptr) {
+      if (ref->kind == "ReplicationController") {
+        dead_owners_[pod->metadata.namespace_].emplace(ref->uid, ref->name);
+      }
+      return;
+    }
     expectations_.CreationObserved(ExpectationsKey(*rc));
     Enqueue(KeyOf(rc->metadata));
     return;
@@ -421,6 +430,17 @@ void ReplicationManager::ClaimPods(const SyncPtr& s) {
       }));
 }
 
+namespace {
+
+// What a controller claims, as the informer's counts take it.
+PodInformer::ClaimSpec ClaimSpecOf(const ReplicationController& rc) {
+  PodInformer::ClaimSpec spec{rc.metadata.namespace_, EffectiveSelector(rc), std::nullopt};
+  if (rc.spec.template_) spec.template_labels = rc.spec.template_->metadata.labels;
+  return spec;
+}
+
+}  // namespace
+
 // The common sync, in O(1) of the controller's pods: when the informer's counts show nothing to release,
 // no orphan matches and no pod is to be deleted now, the claim is those counts. The outcome is the one the
 // pod-by-pod claim below would reach (same counts, same status); with anything to release, adopt or
@@ -428,8 +448,7 @@ void ReplicationManager::ClaimPods(const SyncPtr& s) {
 bool ReplicationManager::ClaimByCounting(const SyncPtr& s) {
   const ReplicationController& rc = *s->rc;
   if (rc.spec.min_ready_seconds > 0) return false;
-  PodInformer::ClaimSpec spec{rc.metadata.namespace_, EffectiveSelector(rc), std::nullopt};
-  if (rc.spec.template_) spec.template_labels = rc.spec.template_->metadata.labels;
+  const PodInformer::ClaimSpec spec = ClaimSpecOf(rc);
   const PodInformer::Tally tally = pods_.TallyOf(rc.metadata.uid, spec);
   // Too many pods: a sync that may delete ranks them pod by pod; one waiting for expectations only counts.
   if (tally.unclaimed > 0 || (tally.active > rc.spec.replicas && s->manage)) return false;
@@ -561,8 +580,8 @@ void ReplicationManager::ManageReplicas(const SyncPtr& s) {
       UpdateStatus(s);
       return;
     }
-    if (unverified_creates_.contains(s->exp_key)) {
-      VerifyThenCreate(s, active_count);
+    if (unverified_creates_.contains(s->exp_key) || DeadOwnersPodsMatch(rc)) {
+      VerifyThenCreate(s);
       return;
     }
     int n = static_cast<int>(std::min<int64_t>(-diff, options_.burst_replicas));
@@ -608,13 +627,49 @@ void ReplicationManager::StartCreates(const SyncPtr& s, int n, int unseen) {
   IssueCreateBatch(s);
 }
 
-void ReplicationManager::VerifyThenCreate(const SyncPtr& s, int64_t informer_active) {
+bool ReplicationManager::DeadOwnersPodsMatch(const ReplicationController& rc) {
+  const Labels& selector = EffectiveSelector(rc);
+  auto ns = dead_owners_.find(rc.metadata.namespace_);
+  if (ns == dead_owners_.end() || selector.empty()) return false;
+  bool found = false;
+  for (auto it = ns->second.begin(); it != ns->second.end();) {
+    const auto& [uid, name] = *it;
+    const PodInformer::PodMap* owned = pods_.OwnedBy(uid);
+    const ControllerPtr cached = controllers_.Get(rc.metadata.namespace_ + "/" + name);
+    if (owned == nullptr || (cached != nullptr && cached->metadata.uid == uid)) {
+      it = ns->second.erase(it);  // no pod left, or its controller is cached after all
+      continue;
+    }
+    for (const auto& [key, pod] : *owned) {
+      if (found) break;
+      found = pod->metadata.namespace_ == rc.metadata.namespace_ && IsActive(*pod) &&
+              SelectorMapMatches(selector, pod->metadata.labels);
+    }
+    ++it;
+  }
+  if (ns->second.empty()) dead_owners_.erase(ns);
+  return found;
+}
+
+int64_t ReplicationManager::InformerActive(const Sync& s) {
+  const ReplicationController& rc = *s.rc;
+  int64_t n = pods_.TallyOf(rc.metadata.uid, ClaimSpecOf(rc)).active;
+  // Pods this sync adopted that the informer does not show as the controller's yet.
+  for (const PodPtr& pod : s.claimed) {
+    if (!IsActive(*pod)) continue;
+    const PodPtr cached = pods_.Get(KeyOf(pod->metadata));
+    const OwnerReference* ref = cached != nullptr ? cached->metadata.ControllerRef() : nullptr;
+    if (ref == nullptr || ref->uid != rc.metadata.uid) ++n;
+  }
+  return n;
+}
+
+void ReplicationManager::VerifyThenCreate(const SyncPtr& s) {
   const ReplicationController& rc = *s->rc;
   ListOptions opts;
   opts.label_selector = LabelSelector::FromMap(EffectiveSelector(rc));
   api_->pods().List(
-      rc.metadata.namespace_, opts,
-      OnExecutor<Result<ObjectList<Pod>>>([this, s, informer_active](Result<ObjectList<Pod>> r) {
+      rc.metadata.namespace_, opts, OnExecutor<Result<ObjectList<Pod>>>([this, s](Result<ObjectList<Pod>> r) {
         if (!r.ok()) {
           // Still cannot tell whether the timed-out create was applied: create nothing, retry later.
           Fail(s, r.status());
@@ -627,20 +682,33 @@ void ReplicationManager::VerifyThenCreate(const SyncPtr& s, int64_t informer_act
         }
         const ReplicationController& rc = *s->rc;
         const Labels& selector = EffectiveSelector(rc);
-        int64_t live = 0;
+        int64_t live = 0;          // the controller's own
+        int64_t live_orphans = 0;  // to adopt once the informer shows them
         for (const PodPtr& pod : r->items) {
           if (pod->metadata.namespace_ != rc.metadata.namespace_ || !IsActive(*pod)) continue;
           if (!selector.empty() && !SelectorMapMatches(selector, pod->metadata.labels)) continue;
           const OwnerReference* owner = pod->metadata.ControllerRef();
-          if (owner != nullptr && owner->uid != rc.metadata.uid) continue;
-          ++live;
+          if (owner == nullptr) {
+            ++live_orphans;
+          } else if (owner->uid == rc.metadata.uid) {
+            ++live;
+          }
         }
-        unverified_creates_.erase(s->exp_key);
+        // The informer's count now, not when the sync began: pods it showed while the List was in
+        // flight were observed already and must not be expected again (they never would be).
+        const int64_t informer_active = InformerActive(*s);
+        if (live_orphans == 0) {
+          unverified_creates_.erase(s->exp_key);
+        } else {
+          // Orphans the informer does not show yet (it lags): no pod is created for them, and every
+          // sync counts live until the informer shows them and they are adopted.
+          unverified_creates_.insert(s->exp_key);
+        }
         const int64_t seen = std::max(live, informer_active);
         const int unseen =
             static_cast<int>(std::min<int64_t>(seen - informer_active, options_.burst_replicas));
-        const int n =
-            static_cast<int>(std::clamp<int64_t>(rc.spec.replicas - seen, 0, options_.burst_replicas));
+        const int n = static_cast<int>(
+            std::clamp<int64_t>(rc.spec.replicas - seen - live_orphans, 0, options_.burst_replicas));
         if (unseen > 0) {
           logger_->Log(LogLevel::kInfo, "controller " + s->key + ": " + std::to_string(unseen) +
                                             " pods not yet seen by the informer (a timed-out create was "
@@ -648,7 +716,8 @@ void ReplicationManager::VerifyThenCreate(const SyncPtr& s, int64_t informer_act
         }
         if (trace_->enabled()) {
           Trace("sync " + s->key + " verified active=" + std::to_string(live) +
-                " informer=" + std::to_string(informer_active) + " create=" + std::to_string(n));
+                " orphans=" + std::to_string(live_orphans) + " informer=" + std::to_string(informer_active) +
+                " create=" + std::to_string(n));
         }
         StartCreates(s, n, unseen);
       }));

@@ -10,7 +10,9 @@
 // uncached GET shows the controller still exists with its uid and is not being deleted; a conflict
 // re-reads that one pod and decides again, a permanent error skips that pod), then, only when its
 // expectations (keyed by controller uid) are satisfied and the controller is still the cached one and
-// not being deleted, creates (slow-start batches 1, 2, 4, ..., stopping once the controller is gone) or
+// not being deleted, creates (slow-start batches 1, 2, 4, ..., stopping once the controller is gone;
+// counting its pods with a live List first when a timed-out create's grace passed unobserved or the
+// informer shows pods of a deleted controller that its selector matches, see VerifyThenCreate) or
 // deletes (PodDeletionOrder) at most burst_replicas pods, then writes status if it changed. A sync whose
 // controller was deleted or replaced while it ran records nothing and writes nothing more. Any other
 // failed write fails the sync, which is requeued with per-key exponential backoff combined with an
@@ -23,9 +25,11 @@
 #define RCSIM_ENGINE_REPLICATION_MANAGER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/api_client.h"
@@ -129,10 +133,17 @@ class ReplicationManager {
   void ManageReplicas(const SyncPtr& s);
   // Starts `n` creates (slow start), expecting them plus `unseen` pods the informer has yet to show.
   void StartCreates(const SyncPtr& s, int n, int unseen);
-  // A create of this controller timed out (outcome unknown) and its grace passed unobserved: count the
+  // A create of this controller timed out (outcome unknown) and its grace passed unobserved, or the
+  // informer still shows pods of a deleted controller that its selector matches: count the
   // controller's pods with a live List before creating, so an applied create whose event is still on
-  // its way (an etcd outage longer than the grace) is not replaced.
-  void VerifyThenCreate(const SyncPtr& s, int64_t informer_active);
+  // its way (an etcd outage longer than the grace) is not replaced, and orphans the informer does not
+  // show yet (their owner's delete seen before their update) are adopted rather than duplicated.
+  void VerifyThenCreate(const SyncPtr& s);
+  // The controller's active pods as the informer shows them now, with those this sync adopted.
+  int64_t InformerActive(const Sync& s);
+  // The informer shows active pods matching rc's selector whose controller is gone (dead_owners_);
+  // prunes the owners whose pods it no longer shows.
+  bool DeadOwnersPodsMatch(const ReplicationController& rc);
   void IssueCreateBatch(const SyncPtr& s);
   void OnCreateDone(const SyncPtr& s, const Result<PodPtr>& r);
   void OnDeleteDone(const SyncPtr& s, const std::string& pod_key, const Result<PodPtr>& r);
@@ -156,6 +167,9 @@ class ReplicationManager {
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // callbacks hold weak refs
   // Expectations keys of controllers with a timed-out create not yet checked by a live List.
   std::set<std::string> unverified_creates_;
+  // Controllers that the pod informer still names as the owner of pods although they are not cached
+  // (deleted; or not yet seen): namespace -> uid -> name. Their pods may have been orphaned since.
+  std::unordered_map<std::string, std::map<std::string, std::string>> dead_owners_;
   bool started_ = false;
   bool stopped_ = false;
   bool pump_posted_ = false;

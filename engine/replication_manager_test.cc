@@ -808,6 +808,50 @@ TEST_F(ReplicationManagerTest, DeletedControllerAdoptsOrphans) {
   EXPECT_EQ(world_.patch_calls_, patches);
 }
 
+// Found by rcsim explore (scenarios/regressions/successor-duplicates-unseen-orphans-*): a controller
+// deleted with its pods orphaned and recreated under the same name while the pod informer lags (its
+// watch down, the re-list failing or stale) saw its predecessor's pods as still owned by the dead uid,
+// created a full set beside them, and adopted the orphans once the informer caught up: twice the
+// replicas active until the surplus was deleted.
+TEST_F(ReplicationManagerTest, SuccessorDuplicatesOrphansTheInformerShowsAsItsPredecessors) {
+  ReplicationController rc = MakeRc("web", 3);
+  world_.PutController(rc);
+  for (int i = 0; i < 3; ++i) world_.AddPod("p" + std::to_string(i), {{"app", "web"}}, &rc);
+  StartManager();
+  Settle();
+  ASSERT_EQ(world_.create_calls_, 0);
+  world_.deliver_events_ = false;  // the pod informer misses the orphaning
+  for (int i = 0; i < 3; ++i) {
+    world_.ModifyPod("default/p" + std::to_string(i), [](Pod& p) { p.metadata.owner_references.clear(); });
+  }
+  world_.DeleteController("web", /*notify=*/true);
+  world_.PutController(Successor("web", 3));
+  loop_.RunFor(std::chrono::seconds(5));
+  EXPECT_EQ(world_.create_calls_, 0) << "the orphans the informer does not show yet are not duplicated";
+  world_.FlushLaggingEvents();
+  loop_.RunFor(std::chrono::seconds(5));
+  EXPECT_EQ(world_.ActivePodsOwnedBy("uid-web-successor"), 3);
+  EXPECT_EQ(world_.create_calls_, 0);
+  EXPECT_TRUE(world_.deleted_names_.empty());
+}
+
+// The live count behind that fix does not hold the successor back when the predecessor's pods are
+// still its own (a background cascading delete whose garbage collection is pending): they are not
+// the successor's, so it creates its replicas at once.
+TEST_F(ReplicationManagerTest, SuccessorCreatesBesidePodsItsPredecessorStillOwns) {
+  ReplicationController rc = MakeRc("web", 3);
+  world_.PutController(rc);
+  for (int i = 0; i < 3; ++i) world_.AddPod("p" + std::to_string(i), {{"app", "web"}}, &rc);
+  StartManager();
+  Settle();
+  world_.DeleteController("web", /*notify=*/true);
+  world_.PutController(Successor("web", 3));
+  loop_.RunFor(std::chrono::seconds(1));
+  EXPECT_EQ(world_.create_calls_, 3);
+  EXPECT_EQ(world_.ActivePodsOwnedBy("uid-web-successor"), 3);
+  EXPECT_EQ(world_.patch_calls_, 0);
+}
+
 // Engine bug 4: one timed-out create voided the expectations of the creates known to have succeeded,
 // so the next sync (the watch lagging) created them all again.
 TEST_F(ReplicationManagerTest, CreateTimeoutVoidsExpectationsOfSucceededCreates) {
@@ -931,6 +975,35 @@ TEST_F(ReplicationManagerTest, StartedSyncKeepsCreatingAfterDelete) {
   world_.CompleteCreates(world_.held_creates_.size());
   loop_.RunFor(std::chrono::seconds(5));
   EXPECT_EQ(world_.create_calls_, 3);
+}
+
+// Found by rcsim explore (scenarios/regressions/verified-create-expects-pods-already-seen): after a
+// timed-out create's grace, the live List that counts the controller's pods compared them with the
+// informer's count taken when the sync began. The applied pod reached the informer while the List was
+// in flight, so it was expected once more, as a create never to be observed: the controller waited
+// for the 5-minute timeout (every sync "waiting for expectations", pods missing).
+TEST_F(ReplicationManagerTest, VerifiedCreateExpectsPodsTheInformerAlreadySaw) {
+  world_.reply_delay_ = std::chrono::seconds(1);
+  world_.PutController(MakeRc("web", 3));
+  world_.deliver_events_ = false;
+  world_.timeouts_applied_ = true;
+  world_.create_errors_ = {Status(Code::kTimeout, "maybe")};  // applied, its reply lost
+  StartManager();
+  // Pod list at 1s, the create at 1s times out at 2s; its grace ends at 12s; the sync then lists
+  // the controller's pods live (the reply at ~13s).
+  loop_.RunFor(std::chrono::milliseconds(12500));
+  ASSERT_EQ(world_.create_calls_, 1);
+  world_.FlushLaggingEvents();  // the informer sees the applied pod while the List is in flight
+  loop_.RunFor(std::chrono::seconds(10));
+  ASSERT_EQ(world_.ActivePodsOf("web"), 3);
+  EXPECT_EQ(world_.create_calls_, 3);
+  EXPECT_TRUE(manager_->expectations().Satisfied("uid-default-web"))
+      << manager_->expectations().PendingAdds("uid-default-web");
+  // A pod fails: it is replaced at once, not after the expectations' 5-minute timeout.
+  world_.ModifyPod(world_.pods_.begin()->first, [](Pod& p) { p.status.phase = phase::kFailed; });
+  loop_.RunFor(std::chrono::seconds(10));
+  EXPECT_EQ(world_.create_calls_, 4);
+  EXPECT_EQ(world_.ActivePodsOf("web"), 3);
 }
 
 // Issue 7, finding 2: a stored controller whose selector does not select its template's labels made
