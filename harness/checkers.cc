@@ -74,11 +74,15 @@ ExpectationOutcome CheckNeverAbove(const NeverAboveExpect& c, const Scenario& s,
     return o;
   }
   const WorldMonitor::Tracked* t = monitor.Find(NamespaceOf(s, c.controller), c.controller);
-  int32_t peak = t ? t->peak_active : 0;
+  int32_t peak = t ? (c.allow_late_orphans ? t->peak_own : t->peak_active) : 0;
   o.passed = peak <= c.active;
   o.measured = peak;
   o.detail = "peak " + std::to_string(peak) + " active";
-  if (t && peak > 0) o.detail += " at " + Seconds(t->peak_at);
+  if (t && peak > 0) o.detail += " at " + Seconds(c.allow_late_orphans ? t->peak_own_at : t->peak_at);
+  if (c.allow_late_orphans && t) {
+    o.detail += " not counting orphans that came after its first pod (peak " +
+                std::to_string(t->peak_active) + " counting them)";
+  }
   o.detail += " (bound " + std::to_string(c.active) + ")";
   return o;
 }

@@ -7,8 +7,10 @@
 // crashes right after a sync began; creates time out with an unknown outcome; pod lists fail),
 // unobserved state (watches dropped or delayed). Every copy is checked against the scenario's own
 // expectations plus generic invariants: for each controller of the scenario, never more active pods
-// than its highest desired count and, if it is never deleted, convergence within `converge_within`
-// after the last fault ended.
+// than its highest desired count (orphans that became its own after its first pod appeared left out:
+// it adopts them and deletes the surplus by design) and, if it is never deleted, convergence within
+// `converge_within` after the last fault ended, the scenario's own fault windows included (creates a
+// quota forbids for a minute cannot converge before that minute is over).
 //
 // A failing copy is minimised (every fault that is not needed for the same broken invariant is
 // removed, then each remaining fault's window is halved while it still fails) and written to
@@ -34,7 +36,7 @@ namespace rcsim {
 
 struct ExploreOptions {
   std::string manager;  // "modern" or "2014" ("": the scenario's manager.kind)
-  int runs = 100;       // perturbed runs (with `time`: at most this many)
+  int runs = 100;       // perturbed runs (with `time`: at most this many); 0: only the scenario as written
   // Wall-time budget for the perturbed runs (zero: none): runs go in batches of kExploreBatch until
   // `runs` or the budget is reached. The schedules are the same sequence either way; only how far
   // into it the exploration gets depends on the machine.
@@ -84,6 +86,10 @@ Result<ExploreResult> Explore(const std::string& path, const ExploreOptions& opt
 
 // The 2014 flaws a run shows: `invariant` as in ExploreFinding, `trace` the run's trace lines.
 std::vector<std::string> FlawsOf(const std::string& invariant, const std::vector<std::string>& trace);
+
+// The scenario as explore checks it without an added fault (run 0): the document with the generic
+// invariants appended (never_above with allow_late_orphans, converged after everything settled).
+nlohmann::json AsExplored(const nlohmann::json& doc, const ExploreOptions& options);
 
 // The perturbed documents of one exploration, without running them (for tests): `moments` are the
 // candidate times in seconds.

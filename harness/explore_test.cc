@@ -151,6 +151,65 @@ TEST(ExploreFlawsTest, EachFlawFromWhatItBreaksAndWhatTheBaselineTraced) {
   EXPECT_TRUE(FlawsOf("scenario: api_calls", first_n).empty());
 }
 
+// False positive of the generic converged (language/quota-replica-failure): a quota forbids web's
+// creates from 30s to 1m30s by design; convergence was owed 30s after the last event's `at` (35s),
+// while the scenario's own fault still blocked it. Now it is owed after the fault window ends.
+TEST(ExploreInvariantsTest, ConvergenceIsOwedOnlyAfterTheScenariosOwnFaultsEnd) {
+  const json doc = json::parse(R"({"name": "quota", "seed": 91, "duration": "5m",
+    "controllers": [{"name": "web", "replicas": 5}],
+    "events": [
+      {"at": "30s", "api_faults": {"for": "1m", "verbs": ["create"], "error_rate": 1.0, "reason": "Forbidden"}},
+      {"at": "35s", "kill_pods": {"selector": {"app": "web"}, "count": 2}}],
+    "expect": [{"converged": {"controller": "web", "after": "1m30s", "within": "1m"}}]})");
+  ExploreOptions o;
+  o.manager = "modern";
+  const json explored = AsExplored(doc, o);
+  bool converged = false;
+  for (const json& e : explored["expect"]) {
+    if (e.contains("converged") && !e["converged"].contains("within")) continue;
+    if (e.contains("converged") && e["converged"]["within"] == "30000ms") {
+      converged = true;
+      EXPECT_EQ(e["converged"]["after"], "90000ms");
+    }
+  }
+  EXPECT_TRUE(converged) << explored.dump();
+  Result<Scenario> s = ParseScenario(explored, "quota.json");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  RunResult r = RunScenario(*s, s->seed);
+  for (const ExpectationOutcome& e : r.expectations) EXPECT_TRUE(e.passed) << e.text << ": " << e.detail;
+}
+
+// False positive of the generic never_above (regressions/inflight-sync-after-delete): web adopts the
+// orphans of `old` and deletes the surplus; the scenario as written breaks no generic invariant.
+TEST(ExploreInvariantsTest, AdoptingLateOrphansBreaksNoGenericInvariant) {
+  const json doc = json::parse(R"({"name": "inflight", "seed": 102,
+    "cluster": {"api_latency": {"min": "100ms", "max": "200ms"}},
+    "controllers": [{"name": "old", "replicas": 3, "selector": {"app": "web"}}, {"name": "web", "replicas": 3}],
+    "events": [
+      {"at": "10s", "delete_controller": {"controller": "old", "cascade": false}},
+      {"at": "10100ms", "delete_controller": {"controller": "web"}},
+      {"at": "10300ms", "create_controller": {"name": "web", "replicas": 3}}],
+    "expect": [{"final": {"controller": "web", "running": 3}}]})");
+  ExploreOptions o;
+  o.manager = "modern";
+  Result<Scenario> s = ParseScenario(AsExplored(doc, o), "inflight.json");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  RunResult r = RunScenario(*s, s->seed);
+  for (const ExpectationOutcome& e : r.expectations) EXPECT_TRUE(e.passed) << e.text << ": " << e.detail;
+  EXPECT_TRUE(r.passed);
+}
+
+// --runs 0: only the reference and the scenario as written; no perturbed run, no finding here.
+TEST_F(ExploreTest, ZeroRunsChecksOnlyTheScenarioAsWritten) {
+  ExploreOptions o;
+  o.manager = "modern";
+  o.runs = 0;
+  Result<ExploreResult> r = Explore(file_, o, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->runs, 0);
+  EXPECT_TRUE(r->findings.empty());
+}
+
 TEST_F(ExploreTest, RefusesMatrixFiles) {
   std::ofstream(file_) << R"({"name": "m", "matrix": {"n": [1, 2]},
     "controllers": [{"name": "web", "replicas": "${n}"}], "expect": []})";

@@ -730,6 +730,10 @@ Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenari
     c.active = -1;  // resolved once events are known
     if (auto v = r.Int("active")) c.active = static_cast<int32_t>(*v);
     ReadWindow(r, s, &c.after, &c.until);
+    if (auto v = r.Bool("allow_late_orphans")) c.allow_late_orphans = *v;
+    if (c.allow_late_orphans && (c.after > Duration::zero() || c.until)) {
+      Fail(r.Ptr("allow_late_orphans"), "not with after or until");
+    }
     e.spec = c;
   } else if (e.kind == "never_below") {
     ObjectReader r(body, p, "never_below");

@@ -268,7 +268,10 @@ std::vector<ObjectSpec> BuildSpecs() {
        {Req(F("controller", T::kName, "the controller's name")),
         Int("active", 0, kMaxReplicas, "the bound (default: the highest replicas the scenario gives it)"),
         F("after", T::kDuration, "the window's start (default 0s)"),
-        F("until", T::kDuration, "the window's end (default: the end of the run)")}});
+        F("until", T::kDuration, "the window's end (default: the end of the run)"),
+        F("allow_late_orphans", T::kBool,
+          "pods it did not create that became its own after its first pod appeared do not count "
+          "(default false; not with after/until)")}});
   s.push_back({"never_below",
                "Ready pods of the controller never fall below `ready` from `after` to `until`.",
                {Req(F("controller", T::kName, "the controller's name")),

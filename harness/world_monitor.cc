@@ -125,7 +125,12 @@ void WorldMonitor::ForEachCounter(const Pod& pod, Fn&& fn) {
   }
 }
 
-void WorldMonitor::Apply(const Pod& pod, int sign) {
+bool WorldMonitor::Late(const PodSeen& seen, const Tracked& t) {
+  return seen.creator_uid != t.uid && t.first_own_pod_at && seen.free_since > *t.first_own_pod_at;
+}
+
+void WorldMonitor::Apply(const PodSeen& seen, int sign) {
+  const Pod& pod = *seen.pod;
   if (!IsActive(pod)) return;
   int32_t running = pod.status.phase == phase::kRunning ? sign : 0;
   int32_t ready = IsReady(pod) ? sign : 0;
@@ -139,6 +144,7 @@ void WorldMonitor::Apply(const Pod& pod, int sign) {
     t->counts.active += sign;
     t->counts.running += running;
     t->counts.ready += ready;
+    if (Late(seen, *t)) t->late_active += sign;
     totals_now_.active += sign;
     totals_now_.running += running;
     touched_.push_back(t);
@@ -150,16 +156,31 @@ void WorldMonitor::OnPodChange(const WorldChange& change) {
   PodPtr now = change.deleted ? nullptr : world_->GetPod(change.ns, change.name);
   auto it = pods_.find(key);
   if (it != pods_.end()) {
-    Apply(*it->second, -1);
-    if (now) {
-      it->second = now;
-    } else {
+    Apply(it->second, -1);
+    if (!now) {
       pods_.erase(it);
+      return;
     }
-  } else if (now) {
-    pods_.emplace(std::move(key), now);
+    const Pod& before = *it->second.pod;
+    if ((before.metadata.ControllerRef() != nullptr && now->metadata.ControllerRef() == nullptr) ||
+        before.metadata.labels != now->metadata.labels) {
+      it->second.free_since = Elapsed();
+    }
+    it->second.pod = now;
+  } else {
+    if (!now) return;
+    PodSeen seen{now, "", Elapsed()};
+    if (const OwnerReference* ref = now->metadata.ControllerRef()) {
+      seen.creator_uid = ref->uid;
+      auto owner = controllers_.find(change.ns + "/" + ref->name);
+      if (owner != controllers_.end() && owner->second.exists && owner->second.uid == ref->uid &&
+          !owner->second.first_own_pod_at) {
+        owner->second.first_own_pod_at = Elapsed();
+      }
+    }
+    it = pods_.emplace(std::move(key), std::move(seen)).first;
   }
-  if (now) Apply(*now, +1);
+  Apply(it->second, +1);
 }
 
 void WorldMonitor::Recount(Tracked* t) {
@@ -168,6 +189,13 @@ void WorldMonitor::Recount(Tracked* t) {
   totals_now_.active += v.active - t->counts.active;
   totals_now_.running += v.running - t->counts.running;
   t->counts = Counts{v.desired, v.active, v.running, v.ready};
+  t->late_active = 0;
+  if (t->first_own_pod_at) {
+    for (const std::string& key : world_->PodsOf(t->ns, t->name)) {
+      auto it = pods_.find(key);
+      if (it != pods_.end() && IsActive(*it->second.pod) && Late(it->second, *t)) ++t->late_active;
+    }
+  }
   touched_.push_back(t);
 }
 
@@ -186,6 +214,7 @@ void WorldMonitor::OnControllerChange(const WorldChange& change) {
     totals_now_.active -= t->counts.active;
     totals_now_.running -= t->counts.running;
     t->counts = Counts{};
+    t->late_active = 0;
     touched_.push_back(t);
     return;
   }
@@ -200,6 +229,7 @@ void WorldMonitor::OnControllerChange(const WorldChange& change) {
   }
   const Labels& selector = EffectiveSelector(**rc);
   if (!t->exists || selector != t->selector || (*rc)->metadata.uid != t->uid) {
+    if (!t->exists || (*rc)->metadata.uid != t->uid) t->first_own_pod_at.reset();  // a new incarnation
     t->exists = true;
     t->selector = selector;
     t->uid = (*rc)->metadata.uid;
@@ -226,6 +256,10 @@ void WorldMonitor::Record(Tracked* t) {
   if (t->counts.active > t->peak_active) {
     t->peak_active = t->counts.active;
     t->peak_at = now;
+  }
+  if (t->counts.active - t->late_active > t->peak_own) {
+    t->peak_own = t->counts.active - t->late_active;
+    t->peak_own_at = now;
   }
   AppendPoint(&t->series, SeriesPoint{now, t->counts.desired, t->counts.active, t->counts.running});
 }

@@ -43,6 +43,15 @@ class WorldMonitor {
     Counts counts;
     int32_t peak_active = 0;
     Duration peak_at{0};
+    // For never_above with allow_late_orphans. A pod is the controller's own when it first appeared
+    // owned by this uid; a foreign pod (an orphan, adopted or not, or a predecessor's) is "late" when
+    // it last became free to adopt (appeared, was orphaned or relabelled) after this uid's first own pod
+    // appeared. late_active: active counted pods that are late; peak_own: the peak of active minus
+    // late_active.
+    std::optional<Duration> first_own_pod_at;
+    int32_t late_active = 0;
+    int32_t peak_own = 0;
+    Duration peak_own_at{0};
     std::vector<SeriesPoint> series;
     Counts recorded;  // the counts as of the last Record (what held since then)
     // Condition types seen with status True, each with the reasons it carried.
@@ -102,14 +111,18 @@ class WorldMonitor {
  private:
   struct PodSeen {
     PodPtr pod;
+    std::string creator_uid;  // the controller ownerRef's uid when the pod first appeared ("" none)
+    Duration free_since{0};   // when it last appeared, was orphaned or relabelled
   };
+  // Whether `pod` counts as late for `t` (see Tracked::late_active).
+  static bool Late(const PodSeen& pod, const Tracked& t);
   void OnChange();
   void OnPodChange(const WorldChange& change);
   void OnControllerChange(const WorldChange& change);
   // Calls fn(tracked) for each controller the pod counts for.
   template <typename Fn>
   void ForEachCounter(const Pod& pod, Fn&& fn);
-  void Apply(const Pod& pod, int sign);
+  void Apply(const PodSeen& seen, int sign);
   void Recount(Tracked* t);
   void Touch(Tracked* t);
   void Record(Tracked* t);
@@ -120,7 +133,7 @@ class WorldMonitor {
   Duration last_change_{0};
   uint64_t changes_ = 0;
   std::map<std::string, Tracked> controllers_;  // by "ns/name"
-  std::unordered_map<std::string, PodPtr> pods_;  // last state seen, by "ns/name"
+  std::unordered_map<std::string, PodSeen> pods_;  // last state seen, by "ns/name"
   std::vector<Tracked*> touched_;
   Counts totals_now_;
   std::vector<SeriesPoint> totals_;

@@ -111,10 +111,10 @@ real mode (docs/scenarios.md, "Real mode"):
 
   rcsim report merge DIR... --out DIR   join shard reports into one (JSON, JUnit, HTML)
 
-explore options: --manager modern|2014, --runs N (default 100), --time D (a wall-time budget shared
-  by the files; without --runs, as many runs as it allows), --seed S (default 1), --max-faults N
-  (default 2), --jobs N, --out DIR (minimised failing scenarios, replayable with rcsim run, and
-  summary.json)
+explore options: --manager modern|2014, --runs N (default 100; 0: only the scenario as written, with
+  the generic invariants), --time D (a wall-time budget shared by the files; without --runs, as many
+  runs as it allows), --seed S (default 1), --max-faults N (default 2), --jobs N, --out DIR (minimised
+  failing scenarios, replayable with rcsim run, and summary.json)
 
 Exit status: 0 if every run passed, 1 if any failed, 2 on bad input or usage
 (validate: 0 if every file is valid, 2 otherwise).
@@ -849,7 +849,7 @@ int ExploreCommand(const std::vector<std::string>& argv) {
         throw UsageError{"--manager: must be modern or 2014, got \"" + v + "\""};
       o.manager = v;
     } else if (arg == "--runs") {
-      o.runs = static_cast<int>(ParseUint(arg, v, 1, 10'000'000));
+      o.runs = static_cast<int>(ParseUint(arg, v, 0, 10'000'000));
       runs_given = true;
     } else if (arg == "--time") {
       Result<Duration> d = ParseDuration(v);
