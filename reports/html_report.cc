@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <utility>
 
 #include "harness/runner.h"
 #include "reports/json_report.h"
@@ -51,11 +52,11 @@ double NiceStep(double span, int ticks) {
 
 std::string SeriesSvg(const std::vector<SeriesPoint>& series, Duration virtual_time,
                       const std::vector<EventMark>& events, const std::string& attrs,
-                      const std::string& title) {
+                      const std::string& title, int32_t y_at_least) {
   std::vector<SeriesPoint> pts = DownsampleSeries(series, kMaxPlotPoints);
   double t_end = std::max(ToSeconds(virtual_time), pts.empty() ? 0.0 : ToSeconds(pts.back().t));
   if (t_end <= 0) t_end = 1;
-  int32_t y_max = 1;
+  int32_t y_max = std::max(1, y_at_least);
   for (const SeriesPoint& p : pts) y_max = std::max({y_max, p.desired, p.active, p.running});
   double y_step = std::max(1.0, std::ceil(NiceStep(y_max * 1.1, 4)));
   double y_top = std::ceil(y_max * 1.1 / y_step) * y_step;
@@ -129,6 +130,29 @@ std::string SvgPlot(const RunResult& r) {
                    "class=\"plot\" data-scenario=\"" + XmlEscape(r.scenario) + "\" data-seed=\"" +
                        std::to_string(r.seed) + "\"",
                    r.scenario + ": desired, active and running pods over virtual time");
+}
+
+std::string ManagerPairPlots(const ManagerPair& p) {
+  // One time axis and one count axis for both, so that the two plots compare at a glance.
+  const Duration t_end = std::max(p.modern->virtual_time, p.old->virtual_time);
+  int32_t y_max = 1;
+  for (const RunResult* r : {p.modern, p.old}) {
+    for (const SeriesPoint& s : r->totals) y_max = std::max({y_max, s.desired, s.active, s.running});
+  }
+  std::string h = "<div class=\"manager-pair\" data-scenario=\"" + XmlEscape(p.scenario) + "\" data-seed=\"" +
+                  std::to_string(p.seed) + "\">";
+  const std::pair<const char*, const RunResult*> sides[] = {{"modern", p.modern}, {"2014", p.old}};
+  for (const auto& [kind, r] : sides) {
+    const char* verdict = r->passed ? "PASS" : "FAIL";
+    h += "<figure><figcaption>" + std::string(kind) + " manager: <span class=\"" + verdict + "\">" + verdict +
+         "</span></figcaption>" +
+         SeriesSvg(r->totals, t_end, r->events,
+                   "class=\"plot manager\" data-scenario=\"" + XmlEscape(p.scenario) + "\" data-seed=\"" +
+                       std::to_string(p.seed) + "\" data-manager=\"" + kind + "\"",
+                   p.scenario + " on the " + kind + " manager: desired, active and running pods", y_max) +
+         "</figure>";
+  }
+  return h + "</div>";
 }
 
 namespace {
@@ -289,6 +313,7 @@ section.fail{border-color:#c0392b}
 code,pre{background:#f5f5f5;padding:1px 4px;border-radius:3px}
 ul.expect{list-style:none;padding-left:0}ul.expect li{margin:2px 0}.detail{color:#777}
 svg.plot,svg.cdf,svg.paired{background:#fff;max-width:100%;height:auto}
+.manager-pair{display:flex;flex-wrap:wrap;gap:8px}.manager-pair figure{flex:1 1 360px;margin:0}
 .plot .grid,.cdf .grid{stroke:#eee}.plot .axis,.plot .tickmark,.cdf .axis{stroke:#888}
 svg text{font-size:11px;fill:#555}
 .series{fill:none;stroke-width:2}
@@ -333,7 +358,9 @@ svg text{font-size:11px;fill:#555}
       h += "<tr><td>" + XmlEscape(p.scenario) + "</td><td>" + std::to_string(p.seed) + "</td><td class=\"" +
            m + "\">" + m + "</td><td class=\"" + o + "\">" + o + "</td><td>" + failed + "</td></tr>\n";
     }
-    h += "</table>\n</section>\n";
+    h += "</table>\n";
+    for (const ManagerPair& p : pairs) h += ManagerPairPlots(p) + "\n";
+    h += "</section>\n";
   }
 
   if (!options.comparisons.empty()) {

@@ -5,6 +5,8 @@
 //
 // Stable hooks for tests and tools: each plot is <svg class="plot" data-scenario=... data-seed=...>
 // holding <polyline class="series desired|active|running"> and one <g class="event-mark"> per event.
+// Runs of one scenario on both managers also get a "Managers side by side" table and, per pair, the
+// paired plots of ManagerPairPlots.
 #ifndef RCSIM_REPORTS_HTML_REPORT_H_
 #define RCSIM_REPORTS_HTML_REPORT_H_
 
@@ -13,6 +15,7 @@
 
 #include "engine/status.h"
 #include "harness/run_result.h"
+#include "reports/manager_pairs.h"
 #include "reports/suite_stats.h"
 
 namespace rcsim {
@@ -28,10 +31,17 @@ struct HtmlOptions {
   std::string comparison_title = "Against the baseline";
 };
 
-// One series (a controller's, or the totals) as a plot; `attrs` are the <svg> element's attributes.
+// One series (a controller's, or the totals) as a plot; `attrs` are the <svg> element's attributes. The
+// count axis reaches at least `y_at_least` (plots drawn side by side share one scale).
 std::string SeriesSvg(const std::vector<SeriesPoint>& series, Duration virtual_time,
                       const std::vector<EventMark>& events, const std::string& attrs,
-                      const std::string& title);
+                      const std::string& title, int32_t y_at_least = 1);
+
+// The two runs of a scenario on the modern and the 2014 manager (rcsim run --manager both) as two plots
+// of their pod counts side by side, on the same time and count axes: <div class="manager-pair"
+// data-scenario=... data-seed=...> holding <svg class="plot manager" data-manager="modern"> and
+// data-manager="2014".
+std::string ManagerPairPlots(const ManagerPair& pair);
 
 // The page: the summary (verdicts, wall time, virtual/wall), the runs table, the baseline comparison
 // (table and paired plot), swarm statistics (per scenario with several seeds: pass rate, convergence

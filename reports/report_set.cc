@@ -8,6 +8,7 @@
 
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
+#include "reports/manager_pairs.h"
 
 namespace rcsim {
 namespace {
@@ -163,6 +164,13 @@ Status WriteReportSet(const std::string& dir, const ReportSet& set, const HtmlOp
   if (Status st = WriteJunitReport(rendered, set.per_seed, (fs::path(dir) / "junit.xml").string(), junit);
       !st.ok())
     return st;
+  // Runs of one scenario and seed on both managers (rcsim run --manager both): their verdicts side by
+  // side, written here so that a merge of shards writes them as the unsharded run did.
+  if (std::vector<ManagerPair> pairs = PairManagers(rendered); !pairs.empty()) {
+    if (Status st = WriteText(fs::path(dir) / "managers.json", ManagerPairsToJson(pairs).dump(2) + "\n");
+        !st.ok())
+      return st;
+  }
   HtmlOptions options = html;
   if (options.wall_seconds < 0) options.wall_seconds = set.wall_seconds;
   return WriteHtmlReport(rendered, (fs::path(dir) / "index.html").string(), options);

@@ -1,7 +1,8 @@
 // A report directory as one unit: what `rcsim run --report DIR` writes and `rcsim report merge`,
 // `--timings` and `--baseline` read back.
 //
-//   DIR/<scenario>.json (per run, json_report.h), DIR/junit.xml, DIR/index.html, and DIR/runs.json:
+//   DIR/<scenario>.json (per run, json_report.h), DIR/junit.xml, DIR/index.html, DIR/managers.json
+//   (only when runs of one scenario and seed ran on both managers: ManagerPairsToJson), and DIR/runs.json:
 //   {"format": 1, "per_seed": bool, "shard": "K/N" or "", "plan_size": total runs of the unsharded
 //    plan, "wall_seconds": the suite's wall time, "runs": [{"plan_index", "scenario", "seed", "report"}]}.
 //

@@ -75,6 +75,7 @@ TEST(ReportsTest, JsonHasMeasuredValuesAndWallField) {
 
 TEST(ReportsTest, DownsampleKeepsPeakAndLastPoint) {
   std::vector<SeriesPoint> s;
+  s.reserve(10000);
   for (int i = 0; i < 10000; ++i) s.push_back({seconds(i), 100, i == 5000 ? 500 : i % 100, 0});
   std::vector<SeriesPoint> d = DownsampleSeries(s, 300);
   EXPECT_LE(d.size(), 300u);
@@ -83,6 +84,35 @@ TEST(ReportsTest, DownsampleKeepsPeakAndLastPoint) {
   for (const SeriesPoint& p : d) peak = peak || p.active == 500;
   EXPECT_TRUE(peak);
   EXPECT_EQ(DownsampleSeries(s, 20000).size(), s.size());
+}
+
+// rcsim run --manager both: the two managers' pod counts as two plots side by side, on one scale.
+TEST(ReportsTest, ManagerPairsGetPairedPlotsOnOneScale) {
+  RunResult modern = Sample(true), old = Sample(false);
+  modern.scenario = "pair";
+  modern.manager_kind = "modern";
+  old.scenario = "pair.2014";
+  old.manager_kind = "2014";
+  modern.manager_from_flag = old.manager_from_flag = true;
+  old.totals = {{seconds(0), 10, 0, 0}, {seconds(5), 10, 20, 20}, {seconds(40), 10, 10, 10}};
+  old.virtual_time = seconds(90);
+  std::string html = HtmlReport({modern, old});
+  EXPECT_THAT(html, HasSubstr("<table class=\"managers\">"));
+  EXPECT_EQ(Count(html, "<div class=\"manager-pair\" data-scenario=\"pair\" data-seed=\"7\">"), 1);
+  EXPECT_EQ(Count(html, "class=\"plot manager\""), 2);
+  std::size_t m = html.find("data-manager=\"modern\""), o = html.find("data-manager=\"2014\"");
+  ASSERT_NE(m, std::string::npos);
+  ASSERT_NE(o, std::string::npos);
+  EXPECT_LT(m, o);  // modern on the left
+  // One count axis for both: the modern plot (peak 10) reaches the 2014 one's 30 too.
+  std::string modern_svg = html.substr(m, html.find("</svg>", m) - m);
+  std::string old_svg = html.substr(o, html.find("</svg>", o) - o);
+  EXPECT_THAT(modern_svg, HasSubstr(">30</text>"));
+  EXPECT_THAT(old_svg, HasSubstr(">30</text>"));
+  // And one time axis: both end at the longer run's 90s.
+  EXPECT_THAT(modern_svg, HasSubstr(">80.00s</text>"));
+  // Runs that are not pairs get no paired plot.
+  EXPECT_EQ(HtmlReport({Sample(true), Sample(false)}).find("<div class=\"manager-pair\""), std::string::npos);
 }
 
 }  // namespace

@@ -714,10 +714,6 @@ int Run(const std::vector<std::string>& argv) {
           << nlohmann::json{{"runs", cmp}}.dump(2) << "\n";
     }
 #endif
-    if (!pairs.empty()) {
-      std::ofstream(std::filesystem::path(a.report_dir) / "managers.json")
-          << ManagerPairsToJson(pairs).dump(2) << "\n";
-    }
   }
   std::string summary =
       std::to_string(results.size() - failed) + " passed, " + std::to_string(failed) + " failed";

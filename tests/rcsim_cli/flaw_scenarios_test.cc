@@ -29,7 +29,8 @@ std::string Slurp(const fs::path& p) {
 
 int Rcsim(const std::string& args, const fs::path& out) {
   std::string cmd = std::string(RCSIM_BIN) + " " + args + " >" + out.string() + " 2>&1";
-  int status = std::system(cmd.c_str());
+  // One thread here: nothing else touches the environment while the child runs.
+  int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe)
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -88,6 +89,13 @@ TEST_F(FlawScenariosTest, EveryFlawFailsOn2014WithItsNamedExpectationAndPassesOn
   EXPECT_NE(junit.find("name=\"flaw-lock-left-held.2014\""), std::string::npos);
   const std::string html = Slurp(report / "index.html");
   EXPECT_NE(html.find("<table class=\"managers\">"), std::string::npos);
+  // Paired plots: one <div class="manager-pair"> per flaw scenario, a plot for each manager.
+  std::size_t pairs_html = 0;
+  for (std::size_t p = html.find("<div class=\"manager-pair\""); p != std::string::npos;
+       p = html.find("<div class=\"manager-pair\"", p + 1))
+    ++pairs_html;
+  EXPECT_EQ(pairs_html, pairs.size());
+  EXPECT_NE(html.find("data-manager=\"2014\""), std::string::npos);
   json run = json::parse(Slurp(report / "flaw-lock-left-held.2014.json"));
   EXPECT_EQ(run.at("manager_kind"), "2014");
   EXPECT_EQ(run.at("replay").get<std::string>().find("--manager 2014") != std::string::npos, true);
