@@ -104,6 +104,7 @@ struct ReplicationManager::Sync {
   bool deleting = false;        // an uncached read found it being deleted
   bool manage = false;          // expectations satisfied when the sync began
   std::vector<PodPtr> claimed;  // owned pods that match, including those adopted by this sync
+  std::vector<std::string> orphans_considered;  // uids of the matching orphans the claim tried to adopt
   // Claimed by counting (nothing to adopt, release or delete): `tally` stands for `claimed`.
   bool counted = false;
   PodInformer::Tally tally;
@@ -396,7 +397,10 @@ void ReplicationManager::ClaimPods(const SyncPtr& s) {
     if (const PodInformer::PodMap* orphans = pods_.OrphansIn(rc.metadata.namespace_)) {
       for (const auto& [pod_key, pod] : *orphans) {
         if (pod->metadata.deletion_timestamp) continue;
-        if (SelectorMapMatches(selector, pod->metadata.labels)) to_adopt.push_back(pod);
+        if (SelectorMapMatches(selector, pod->metadata.labels)) {
+          to_adopt.push_back(pod);
+          s->orphans_considered.push_back(pod->metadata.uid);
+        }
       }
     }
   }
@@ -541,6 +545,29 @@ void ReplicationManager::OnClaimCallDone(const SyncPtr& s) {
   ManageReplicas(s);
 }
 
+namespace {
+
+// The informer now shows active orphans matching rc's selector that the sync's claim did not consider:
+// they came in while it claimed (a deleted predecessor's pods, shown as its own when the sync began,
+// seen orphaned meanwhile). Creating for them would duplicate them; they are the next sync's to adopt.
+// (An orphan the claim considered was adopted, is gone, or failed to adopt for good and is skipped.)
+bool OrphansCameDuringClaim(const PodInformer& pods, const ReplicationController& rc,
+                            const std::vector<std::string>& considered) {
+  const Labels& selector = EffectiveSelector(rc);
+  if (selector.empty() || rc.metadata.deletion_timestamp) return false;
+  const PodInformer::PodMap* orphans = pods.OrphansIn(rc.metadata.namespace_);
+  if (orphans == nullptr) return false;
+  for (const auto& [key, pod] : *orphans) {
+    if (pod->metadata.deletion_timestamp || !IsActive(*pod) ||
+        !SelectorMapMatches(selector, pod->metadata.labels))
+      continue;
+    if (std::find(considered.begin(), considered.end(), pod->metadata.uid) == considered.end()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void ReplicationManager::ManageReplicas(const SyncPtr& s) {
   if (Superseded(*s)) {
     // Deleted (or replaced by a successor of the same name) while this sync ran: it must neither
@@ -580,7 +607,8 @@ void ReplicationManager::ManageReplicas(const SyncPtr& s) {
       UpdateStatus(s);
       return;
     }
-    if (unverified_creates_.contains(s->exp_key) || DeadOwnersPodsMatch(rc)) {
+    if (unverified_creates_.contains(s->exp_key) || DeadOwnersPodsMatch(rc) ||
+        OrphansCameDuringClaim(pods_, rc, s->orphans_considered)) {
       VerifyThenCreate(s);
       return;
     }

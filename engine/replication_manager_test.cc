@@ -835,6 +835,35 @@ TEST_F(ReplicationManagerTest, SuccessorDuplicatesOrphansTheInformerShowsAsItsPr
   EXPECT_TRUE(world_.deleted_names_.empty());
 }
 
+// Found by rcsim explore (regressions/successor-duplicates-orphans-seen-during-its-claim): the pod
+// informer shows one of a deleted predecessor's pods orphaned and the others still owned by it; the
+// successor's sync adopts the orphan, and while it does, the informer sees the others orphaned too.
+// The sync counted only what it claimed at its start and, the dead owner showing no pods any more, did
+// not count live: it created 2 pods beside the 2 orphans it adopted next (5 active, bound 3).
+TEST_F(ReplicationManagerTest, SuccessorDuplicatesOrphansSeenDuringItsClaim) {
+  ReplicationController rc = MakeRc("web", 3);
+  world_.PutController(rc);
+  for (int i = 0; i < 3; ++i) world_.AddPod("p" + std::to_string(i), {{"app", "web"}}, &rc);
+  StartManager();
+  Settle();
+  ASSERT_EQ(world_.create_calls_, 0);
+  world_.reply_delay_ = std::chrono::milliseconds(100);  // the claim's Get and patch take a while
+  world_.deliver_events_ = false;
+  for (int i = 0; i < 3; ++i) {
+    world_.ModifyPod("default/p" + std::to_string(i), [](Pod& p) { p.metadata.owner_references.clear(); });
+  }
+  world_.pod_watch_(world_.lagging_events_.front());  // the informer sees p0 orphaned, not p1 and p2
+  world_.lagging_events_.erase(world_.lagging_events_.begin());
+  world_.DeleteController("web", /*notify=*/true);
+  world_.PutController(Successor("web", 3));
+  loop_.RunFor(std::chrono::milliseconds(50));  // the successor's sync is adopting p0
+  world_.FlushLaggingEvents();                  // p1 and p2 show up orphaned meanwhile
+  loop_.RunFor(std::chrono::seconds(5));
+  EXPECT_EQ(world_.create_calls_, 0) << "the orphans seen during the claim are adopted, not duplicated";
+  EXPECT_EQ(world_.ActivePodsOwnedBy("uid-web-successor"), 3);
+  EXPECT_TRUE(world_.deleted_names_.empty());
+}
+
 // The live count behind that fix does not hold the successor back when the predecessor's pods are
 // still its own (a background cascading delete whose garbage collection is pending): they are not
 // the successor's, so it creates its replicas at once.
