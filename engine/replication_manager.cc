@@ -632,15 +632,40 @@ void ReplicationManager::ManageReplicas(const SyncPtr& s) {
   for (const PodPtr& p : active) victims.push_back(KeyOf(p->metadata));
   expectations_.ExpectDeletions(s->exp_key, victims);
   s->pending = n;
+  const TimePoint retry_until = clock_->Now() + options_.unknown_outcome_grace;
   for (int i = 0; i < n; ++i) {
-    const Pod& p = *active[i];
-    DeleteOptions opts;
-    opts.precondition_uid = p.metadata.uid;
-    std::string pod_key = victims[i];
-    api_->pods().Delete(p.metadata.namespace_, p.metadata.name, opts,
-                        OnExecutor<Result<PodPtr>>(
-                            [this, s, pod_key](const Result<PodPtr>& r) { OnDeleteDone(s, pod_key, r); }));
+    DeletePod(s, active[i], victims[i], retry_until, kFirstDeleteRetry);
   }
+}
+
+void ReplicationManager::DeletePod(const SyncPtr& s, const PodPtr& pod, const std::string& pod_key,
+                                   TimePoint retry_until, Duration backoff) {
+  DeleteOptions opts;
+  opts.precondition_uid = pod->metadata.uid;  // a second delete can only hit this very pod
+  api_->pods().Delete(
+      pod->metadata.namespace_, pod->metadata.name, opts,
+      OnExecutor<Result<PodPtr>>([this, s, pod, pod_key, retry_until, backoff](const Result<PodPtr>& r) {
+        if (r.ok() || r.status().code() != Code::kTimeout || !MayWrite(*s) ||
+            clock_->Now() + backoff >= retry_until) {
+          OnDeleteDone(s, pod_key, r);
+          return;
+        }
+        // Outcome unknown (the API server's etcd write timed out, as when the etcd leader dies): ask
+        // again rather than wait for the grace. Applied or not, the pod ends up deleted once.
+        ++metrics_.delete_errors;
+        logger_->Log(LogLevel::kWarning, "delete of " + pod_key + " for " + s->key + " timed out (" +
+                                             r.status().message() + "); deleting it again");
+        if (trace_->enabled()) Trace("delete timed out " + pod_key + " for " + s->key + ": retrying");
+        std::weak_ptr<int> alive = alive_;
+        executor_->Schedule(backoff, [this, alive, s, pod, pod_key, retry_until, backoff, r] {
+          if (alive.expired()) return;
+          if (!MayWrite(*s)) {
+            OnDeleteDone(s, pod_key, r);  // the controller went meanwhile: the outcome stays unknown
+            return;
+          }
+          DeletePod(s, pod, pod_key, retry_until, std::min(backoff * 2, kMaxDeleteRetry));
+        });
+      }));
 }
 
 void ReplicationManager::StartCreates(const SyncPtr& s, int n, int unseen) {

@@ -13,10 +13,11 @@
 // not being deleted, creates (slow-start batches 1, 2, 4, ..., stopping once the controller is gone;
 // counting its pods with a live List first when a timed-out create's grace passed unobserved or the
 // informer shows pods of a deleted controller that its selector matches, see VerifyThenCreate) or
-// deletes (PodDeletionOrder) at most burst_replicas pods, then writes status if it changed. A sync whose
-// controller was deleted or replaced while it ran records nothing and writes nothing more. Any other
-// failed write fails the sync, which is requeued with per-key exponential backoff combined with an
-// overall token bucket; a success resets the key's backoff.
+// deletes (PodDeletionOrder) at most burst_replicas pods (each with its uid as the precondition; a delete
+// that times out is sent again until the unknown-outcome grace, see DeletePod), then writes status if it
+// changed. A sync whose controller was deleted or replaced while it ran records nothing and writes
+// nothing more. Any other failed write fails the sync, which is requeued with per-key exponential
+// backoff combined with an overall token bucket; a success resets the key's backoff.
 //
 // Thread-safety: single-threaded by contract. Every entry point runs on `executor`; port callbacks
 // may arrive on other threads and hop to the executor before touching state. After Stop() (or
@@ -146,6 +147,14 @@ class ReplicationManager {
   bool DeadOwnersPodsMatch(const ReplicationController& rc);
   void IssueCreateBatch(const SyncPtr& s);
   void OnCreateDone(const SyncPtr& s, const Result<PodPtr>& r);
+  // Deletes `pod` (its uid the precondition) for the sync. A delete that times out (outcome unknown)
+  // is sent again after `backoff` (doubling up to kMaxDeleteRetry) while the controller may write and
+  // until `retry_until` (the unknown-outcome grace): the same uid cannot be deleted twice, so asking
+  // again settles the outcome without waiting out the grace. Then OnDeleteDone.
+  void DeletePod(const SyncPtr& s, const PodPtr& pod, const std::string& pod_key, TimePoint retry_until,
+                 Duration backoff);
+  static constexpr Duration kFirstDeleteRetry = std::chrono::milliseconds(100);
+  static constexpr Duration kMaxDeleteRetry = std::chrono::seconds(1);
   void OnDeleteDone(const SyncPtr& s, const std::string& pod_key, const Result<PodPtr>& r);
   void UpdateStatus(const SyncPtr& s);
   void FinishSync(const SyncPtr& s);
