@@ -868,6 +868,26 @@ void ReplicationManager::OnDeleteDone(const SyncPtr& s, const std::string& pod_k
   UpdateStatus(s);
 }
 
+namespace {
+
+// Until the first of `claimed` that is ready but not yet available becomes available (at least 1ms;
+// minReadySeconds when no such pod has a Ready transition time).
+Duration NextAvailableIn(const ReplicationController& rc, const std::vector<PodPtr>& claimed, TimePoint now) {
+  const Duration min_ready = std::chrono::seconds(rc.spec.min_ready_seconds);
+  Duration next = min_ready;
+  for (const PodPtr& pod : claimed) {
+    if (!IsActive(*pod) || !IsReady(*pod) || IsAvailable(*pod, rc.spec.min_ready_seconds, now)) continue;
+    for (const PodCondition& c : pod->status.conditions) {
+      if (c.type != "Ready") continue;
+      if (c.last_transition_time) next = std::min(next, *c.last_transition_time + min_ready - now);
+      break;
+    }
+  }
+  return std::max<Duration>(next, std::chrono::milliseconds(1));
+}
+
+}  // namespace
+
 void ReplicationManager::UpdateStatus(const SyncPtr& s) {
   if (Superseded(*s)) {
     FinishSync(s);
@@ -878,7 +898,10 @@ void ReplicationManager::UpdateStatus(const SyncPtr& s) {
       s->counted ? ComputeStatus(rc, s->tally) : ComputeStatus(rc, s->claimed, clock_->Now());
   st.conditions = WithReplicaFailure(rc.status.conditions, s->manage_error, s->failure_reason, clock_->Now());
   if (st.ready_replicas > st.available_replicas && rc.spec.min_ready_seconds > 0) {
-    queue_.AddAfter(s->key, std::chrono::seconds(rc.spec.min_ready_seconds));
+    // Look again when the next ready pod becomes available (no pod event marks that moment). Not a
+    // whole minReadySeconds from now: the queue keeps one wake-up per key, the earliest, so a later
+    // one asked for by another pod's readiness is dropped, and the status would lag by up to that much.
+    queue_.AddAfter(s->key, NextAvailableIn(rc, s->claimed, clock_->Now()));
   }
   if (st == rc.status) {
     FinishSync(s);

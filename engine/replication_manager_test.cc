@@ -864,6 +864,27 @@ TEST_F(ReplicationManagerTest, SuccessorDuplicatesOrphansSeenDuringItsClaim) {
   EXPECT_TRUE(world_.deleted_names_.empty());
 }
 
+// Found by rcsim explore (basic/min-ready-seconds with a manager restart at 36ms): the availability
+// re-check was a full minReadySeconds after the sync that saw a pod ready but not available. A sync
+// woken by an earlier re-check (for another pod) pushed it past the moment the pod became available,
+// and the work queue keeps one wake-up per key, the earliest: status.availableReplicas lagged by up to
+// minReadySeconds (the run ended with it stale). The re-check is now when the next pod becomes available.
+TEST_F(ReplicationManagerTest, AvailabilityRecheckLateBehindAnEarlierOne) {
+  ManagerOptions options;
+  options.resync_period = std::chrono::minutes(10);
+  ReplicationController rc = MakeRc("web", 2);
+  rc.spec.min_ready_seconds = 20;
+  world_.PutController(rc);
+  world_.AddPod("p0", {{"app", "web"}}, &rc);  // ready at 0s: available at 20s
+  StartManager(options);
+  loop_.RunFor(std::chrono::seconds(10));
+  world_.AddPod("p1", {{"app", "web"}}, &rc);  // ready at 10s: available at 30s
+  loop_.RunFor(std::chrono::seconds(21));      // to 31s
+  ASSERT_FALSE(world_.statuses_.empty());
+  EXPECT_EQ(world_.controllers_.at("default/web")->status.available_replicas, 2)
+      << "p1 has been available since 30s";
+}
+
 // The live count behind that fix does not hold the successor back when the predecessor's pods are
 // still its own (a background cascading delete whose garbage collection is pending): they are not
 // the successor's, so it creates its replicas at once.
