@@ -20,6 +20,7 @@ class ClusterTestWorld {
       : store_(&loop_, &loop_), rng_(7), registry_(&store_, &loop_, &rng_), api_(&registry_, &loop_) {}
 
   SimLoop& loop() { return loop_; }
+  MemStore& store() { return store_; }
   Registry& registry() { return registry_; }
   InProcessApiClient& api() { return api_; }
   Rng& rng() { return rng_; }

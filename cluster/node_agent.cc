@@ -182,7 +182,20 @@ void NodeAgent::OnPod(const PodPtr& pod) {
   st.pod = pod;
   if (pod->metadata.deletion_timestamp && !st.stopping) {
     StopPod(uid, std::chrono::seconds(pod->metadata.deletion_grace_period_seconds.value_or(0)));
+    return;
   }
+  if (st.stopping) return;
+  // After a restart of the agent: containers that exited while it was stopped (or whose restart it
+  // had scheduled) start again, and the status it could not write is written.
+  for (std::size_t i = 0; i < st.containers.size(); ++i) {
+    ContainerState& c = st.containers[i];
+    if (!c.id.empty() || c.starting || c.done || c.backoff_timer != 0) continue;
+    const Duration delay = BackoffFor(c);
+    c.backoff_timer = executor_->Schedule(delay, [this, alive = alive_, uid, i] {
+      if (*alive) StartContainer(uid, i);
+    });
+  }
+  if (st.status_dirty) WriteStatus(uid);
 }
 
 void NodeAgent::OnPodGone(const PodPtr& pod) {
@@ -306,13 +319,15 @@ void NodeAgent::OnExit(const std::string& id, int exit_code) {
     if (all_stopped) FinishDeletion(uid);
     return;
   }
-  if (ShouldRestart(st.pod->spec.restart_policy, exit_code) && running_) {
+  if (ShouldRestart(st.pod->spec.restart_policy, exit_code)) {
     ++c.restarts;
     ++counters_.restarts;
-    const Duration delay = BackoffFor(c);
-    c.backoff_timer = executor_->Schedule(delay, [this, alive = alive_, uid, index] {
-      if (*alive) StartContainer(uid, index);
-    });
+    if (running_) {
+      const Duration delay = BackoffFor(c);
+      c.backoff_timer = executor_->Schedule(delay, [this, alive = alive_, uid, index] {
+        if (*alive) StartContainer(uid, index);
+      });
+    }  // else restarted when the agent starts again (OnPod)
   } else if (!ShouldRestart(st.pod->spec.restart_policy, exit_code)) {
     c.done = true;
   }
@@ -411,8 +426,8 @@ void NodeAgent::WriteStatus(const std::string& uid) {
   auto it = pods_.find(uid);
   if (it == pods_.end()) return;
   PodState& st = it->second;
-  if (st.status_in_flight) {
-    st.status_dirty = true;
+  if (st.status_in_flight || !running_) {
+    st.status_dirty = true;  // a stopped agent writes nothing; it catches up once started
     return;
   }
   PodStatus desired = DesiredStatus(st);

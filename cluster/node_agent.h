@@ -14,7 +14,9 @@
 // - Graceful deletion: on deletionTimestamp the containers are stopped with the pod's
 //   deletionGracePeriodSeconds (SIGTERM, then kill), then the pod is deleted with grace 0 (uid
 //   precondition). A pod that disappears from the API has its containers stopped at once.
-// - Stop() ends heartbeats and watches and leaves the containers running (a kubelet restart).
+// - Stop() ends heartbeats and watches and leaves the containers running (a kubelet restart); a
+//   stopped agent writes nothing. Start() again restarts (per restartPolicy, with backoff) the
+//   containers that exited meanwhile and writes the status it owes.
 //
 // Thread-safety: none; everything runs on the Executor's thread, including the runtime's and the
 // client's callbacks.

@@ -146,5 +146,24 @@ TEST_F(NodeAgentTest, ARestartedAgentKeepsItsPodsRunning) {
   EXPECT_TRUE(PodIs("web", phase::kRunning, true));
 }
 
+// A container that exits while the agent is stopped (a kubelet restart): the stopped agent writes
+// nothing; once started again it restarts the container and reports it (restartCount 1).
+TEST_F(NodeAgentTest, AContainerThatExitsWhileTheAgentIsStoppedRestartsWhenItStarts) {
+  PodPtr web = CreateBound("web");
+  StartAgent();
+  ASSERT_TRUE(w_.RunUntil([&] { return PodIs("web", phase::kRunning, true); }, std::chrono::seconds(5)));
+  agent_->Stop();
+  const uint64_t writes = agent_->counters().status_writes;
+  EXPECT_EQ(runtime_.Exit(web->metadata.uid, 137), 1);
+  w_.loop().RunFor(std::chrono::seconds(30));
+  EXPECT_EQ(agent_->counters().status_writes, writes) << "a stopped agent writes no status";
+  EXPECT_TRUE(PodIs("web", phase::kRunning, true)) << "the API still shows what the agent last wrote";
+  EXPECT_EQ(runtime_.running(), 0u);
+  agent_->Start();
+  ASSERT_TRUE(w_.RunUntil([&] { return runtime_.running() == 1u && Restarts("web") == 1; },
+                          std::chrono::seconds(10)));
+  ASSERT_TRUE(w_.RunUntil([&] { return PodIs("web", phase::kRunning, true); }, std::chrono::seconds(5)));
+}
+
 }  // namespace
 }  // namespace rcsim

@@ -54,19 +54,25 @@ SimWorld::SimWorld(SimWorldOptions options)
   manager_api_ = std::make_unique<FaultyApiClient>(manager_inner_api_.get(), &loop_, &loop_, &api_fault_rng_);
   manager_api_->SetLatencyAll(options_.api_latency_min, options_.api_latency_max);
   manager_api_->SetWatchDelay(options_.watch_latency_min, options_.watch_latency_max);
-  nodes_api_ = std::make_unique<InProcessApiClient>(registry_.get(), &loop_);
+  cluster_api_ = std::make_unique<InProcessApiClient>(registry_.get(), &loop_);
   admin_api_ = std::make_unique<InProcessApiClient>(registry_.get(), &loop_);
   events_ = std::make_unique<EventRegistry>(&registry_->context());
   event_sink_ = std::make_unique<RegistryEventSink>(events_.get());
 
   StartMirrorWatch(0);
 
-  SimNodesOptions nodes_options;
-  nodes_options.nodes = options_.nodes;
-  nodes_options.pod_start_min = options_.pod_start_min;
-  nodes_options.pod_start_max = options_.pod_start_max;
-  nodes_options.pod_gc_threshold = options_.pod_gc_threshold;
-  nodes_ = std::make_unique<SimNodes>(nodes_options, nodes_api_.get(), &loop_, &loop_, &nodes_rng_, &trace_);
+  SimClusterOptions c;
+  c.nodes = options_.nodes;
+  c.max_pods = options_.max_pods;
+  c.runtime.start_min = options_.pod_start_min;
+  c.runtime.start_max = options_.pod_start_max;
+  c.heartbeat_interval = options_.heartbeat_interval;
+  c.node_lifecycle.grace_period = options_.node_monitor_grace_period;
+  c.node_lifecycle.eviction_timeout = options_.pod_eviction_timeout;
+  c.node_lifecycle.monitor_period = options_.node_monitor_period;
+  c.pod_gc.terminated_threshold = options_.terminated_pod_gc_threshold;
+  cluster_ = std::make_unique<SimCluster>(c, cluster_api_.get(), cluster_api_.get(), &loop_, &loop_,
+                                          &nodes_rng_, &trace_);
 }
 
 SimWorld::~SimWorld() {
@@ -75,13 +81,13 @@ SimWorld::~SimWorld() {
   manager_.reset();
   if (other_manager_) other_manager_->Stop();
   other_manager_.reset();
-  nodes_.reset();
+  cluster_.reset();
   mirror_watch_.reset();
 }
 
 MemStore& SimWorld::store() { return *store_; }
 Registry& SimWorld::registry() { return *registry_; }
-SimNodes& SimWorld::nodes() { return *nodes_; }
+SimCluster& SimWorld::cluster() { return *cluster_; }
 FaultyApiClient& SimWorld::manager_api() { return *manager_api_; }
 FaultyStore& SimWorld::manager_store() { return *manager_store_; }
 ApiClient& SimWorld::admin_api() { return *admin_api_; }
@@ -423,16 +429,10 @@ Status SimWorld::DeleteController(const std::string& ns, const std::string& name
 }
 
 Status SimWorld::KillPod(const std::string& ns, const std::string& name) {
-  auto r = Await<bool>([&](std::function<void(Result<bool>)> done) {
-    nodes_->KillPod(ns, name, [done = std::move(done)](Status s) {
-      if (s.ok()) {
-        done(true);
-      } else {
-        done(std::move(s));
-      }
-    });
-  });
-  return r.status();
+  Result<PodPtr> pod = registry_->pods().Get(ns, name);
+  if (!pod.ok()) return pod.status();
+  cluster_->KillPod(**pod);
+  return Status::Ok();
 }
 
 void SimWorld::RunFor(Duration d) { loop_.RunFor(d); }

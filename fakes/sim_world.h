@@ -1,11 +1,13 @@
 // SimWorld: the assembled, deterministic simulated world around the replication manager: the virtual
-// clock and executor (SimLoop), the in-memory etcd (MemStore), the API registry, simulated nodes, fault
-// wrappers for the manager's store and API views, and one trace recorder for everything.
+// clock and executor (SimLoop), the in-memory etcd (MemStore), the API registry, the rest of the
+// cluster (SimCluster: scheduler, node agents over simulated runtimes, garbage collector, node
+// lifecycle controller, pod GC — the components production runs), fault wrappers for the manager's
+// store and API views, and one trace recorder for everything.
 //
 // Wiring:
 //   manager --FaultyStore--> MemStore                (manager_store(): controller watch; store faults)
 //   manager --FaultyApiClient--> InProcessApiClient --> Registry --> MemStore   (manager_api(): faults)
-//   SimNodes --InProcessApiClient (no faults)--> Registry
+//   SimCluster --InProcessApiClient (no faults)--> Registry
 //   admin_api(): unfaulted in-process client for scenario actions
 //   manager --EventRecorder--> RegistryEventSink --> EventRegistry --> MemStore   (events(); no faults:
 //   events are best effort and not API calls the scenarios budget; the recorder's spam filter bounds
@@ -44,9 +46,9 @@
 #include "engine/time.h"
 #include "engine/types.h"
 #include "fakes/faulty_api_client.h"
+#include "fakes/sim_cluster.h"
 #include "fakes/sim_loop.h"
 #include "fakes/sim_manager.h"
-#include "fakes/sim_nodes.h"
 #include "fakes/trace_recorder.h"
 
 namespace rcsim {
@@ -68,7 +70,14 @@ struct SimWorldOptions {
   Duration api_latency_max = std::chrono::milliseconds(5);
   Duration watch_latency_min = std::chrono::milliseconds(0);
   Duration watch_latency_max = std::chrono::milliseconds(50);
-  Duration pod_gc_threshold = std::chrono::seconds(60);
+  Duration pod_gc_threshold = std::chrono::seconds(60);  // unused: the pod GC counts (below)
+  // The cluster components (kube-controller-manager's and the kubelet's defaults).
+  Duration node_monitor_grace_period = std::chrono::seconds(40);
+  Duration pod_eviction_timeout = std::chrono::minutes(5);
+  Duration node_monitor_period = std::chrono::seconds(5);
+  Duration heartbeat_interval = std::chrono::seconds(10);
+  int64_t max_pods = 110;  // status.capacity.pods of every node
+  int64_t terminated_pod_gc_threshold = 12500;
   // The world compacts the store periodically like kube-apiserver; zero disables compaction.
   Duration compaction_interval = std::chrono::minutes(5);
   ManagerOptions manager;
@@ -108,7 +117,7 @@ class SimWorld {
   Rng& rng() { return rng_; }
   MemStore& store();
   Registry& registry();
-  SimNodes& nodes();
+  SimCluster& cluster();
   FaultyApiClient& manager_api();  // the manager's API view (faults go here)
   FaultyStore& manager_store();    // the manager's store view (controller watch; faults go here)
   ApiClient& admin_api();          // unfaulted in-process client, for scenario actions
@@ -185,7 +194,7 @@ class SimWorld {
   Mt19937Rng registry_rng_;
   Mt19937Rng store_fault_rng_;
   Mt19937Rng api_fault_rng_;
-  Mt19937Rng nodes_rng_;
+  Mt19937Rng nodes_rng_;  // the simulated runtimes' start latencies
   std::unique_ptr<Mt19937Rng> manager_rng_;
   TraceRecorder trace_;
   NullLogger logger_;
@@ -194,9 +203,9 @@ class SimWorld {
   std::unique_ptr<FaultyStore> manager_store_;
   std::unique_ptr<InProcessApiClient> manager_inner_api_;
   std::unique_ptr<FaultyApiClient> manager_api_;
-  std::unique_ptr<InProcessApiClient> nodes_api_;
+  std::unique_ptr<InProcessApiClient> cluster_api_;
   std::unique_ptr<InProcessApiClient> admin_api_;
-  std::unique_ptr<SimNodes> nodes_;
+  std::unique_ptr<SimCluster> cluster_;
   std::unique_ptr<EventRegistry> events_;
   std::unique_ptr<RegistryEventSink> event_sink_;
   std::unique_ptr<EventRecorder> event_recorder_;  // one per manager start, as one per process

@@ -278,6 +278,11 @@ ExpectationOutcome CheckExpectation(const Expectation& e, const Scenario& s, con
     o = CheckApiCalls(*a, world);
   } else if (const auto* m = std::get_if<StatusMatchesExpect>(&e.spec)) {
     o = CheckStatusMatches(*m, s, world);
+  } else if (const auto* r = std::get_if<RestartsAtMostExpect>(&e.spec)) {
+    const int64_t restarts = world.cluster().restarts();
+    o.passed = restarts <= r->at_most;
+    o.measured = restarts;
+    o.detail = std::to_string(restarts) + " container restarts (at most " + std::to_string(r->at_most) + ")";
   }
   o.kind = e.kind;
   o.text = e.text;

@@ -16,6 +16,7 @@
 //   the run (never_above) and the running ones at the end (final_running).
 // - condition: the controller's status condition of a type (ReplicaFailure) seen with status True
 //   (with the reason, if given) at some change of the run, and/or present at the end.
+// - restarts_at_most: container restarts by every node agent over the run; passes when <= at_most.
 #ifndef RCSIM_HARNESS_CHECKERS_H_
 #define RCSIM_HARNESS_CHECKERS_H_
 

@@ -96,6 +96,12 @@ Status EventInjector::Fire(const ScenarioEvent& event) {
   if (const auto* c = std::get_if<CreateControllerAction>(&a)) return CreateController(c->controller);
   if (const auto* d = std::get_if<DeleteControllerAction>(&a)) return FireDeleteController(*d);
   if (const auto* f = std::get_if<FailNodeAction>(&a)) return FireFailNode(*f);
+  if (const auto* c = std::get_if<CrashLoopAction>(&a)) return FireCrashLoop(*c);
+  if (const auto* n = std::get_if<StopNodeAgentAction>(&a)) return FireStopNodeAgent(*n);
+  if (const auto* n = std::get_if<StartNodeAgentAction>(&a)) {
+    Trace("start_node_agent " + n->node);
+    return world_->cluster().StartAgent(n->node);
+  }
   if (const auto* f = std::get_if<ApiFaultsAction>(&a)) {
     FireApiFaults(*f);
   } else if (const auto* w = std::get_if<WatchFaultsAction>(&a)) {
@@ -165,10 +171,24 @@ Status EventInjector::FireKill(const PodTarget& target, bool delete_pods) {
       Result<PodPtr> r = world_->registry().pods().Delete(pod.metadata.namespace_, pod.metadata.name, {});
       if (!r.ok() && r.status().code() != Code::kNotFound && first_error.ok()) first_error = r.status();
     } else {
-      world_->nodes().KillPod(pod.metadata.namespace_, pod.metadata.name);
+      world_->cluster().KillPod(pod);
     }
   }
   return first_error;
+}
+
+Status EventInjector::FireCrashLoop(const CrashLoopAction& a) {
+  Result<std::vector<PodPtr>> chosen = ChooseTargets(a.target);
+  if (!chosen.ok()) return chosen.status();
+  for (const PodPtr& p : *chosen) {
+    Trace("crash_loop " + KeyOf(p->metadata));
+    world_->cluster().CrashLoop(*p, true);
+    world_->loop().Schedule(a.for_, [this, pod = p] {
+      Trace("crash_loop_end " + KeyOf(pod->metadata));
+      world_->cluster().CrashLoop(*pod, false);
+    });
+  }
+  return Status::Ok();
 }
 
 Status EventInjector::FireUpdate(const std::string& name, const UpdateControllerAction& a) {
@@ -188,73 +208,68 @@ Status EventInjector::FireUpdate(const std::string& name, const UpdateController
 Status EventInjector::FireDeleteController(const DeleteControllerAction& a) {
   std::string ns = NamespaceOf(a.controller);
   auto& controllers = world_->registry().controllers();
-  auto& pods = world_->registry().pods();
   Result<ControllerPtr> rc = controllers.Get(ns, a.controller);
   if (!rc.ok()) return rc.status();
   const std::string uid = (*rc)->metadata.uid;
-  Result<ObjectList<Pod>> list = pods.List(ns, ListOptions{});
+  Result<ObjectList<Pod>> list = world_->registry().pods().List(ns, ListOptions{});
   if (!list.ok()) return list.status();
-  std::vector<PodPtr> dependents;
+  std::size_t dependents = 0;
   for (const PodPtr& p : list->items) {
     const OwnerReference* ref = p->metadata.ControllerRef();
-    if (ref != nullptr && ref->uid == uid) dependents.push_back(p);
+    if (ref != nullptr && ref->uid == uid) ++dependents;
   }
-  if (!a.cascade) {
-    // Orphan the dependents first, as Kubernetes' orphan finalizer does.
-    for (const PodPtr& p : dependents) {
-      Result<PodPtr> r = pods.GuaranteedUpdate(
-          ns, p->metadata.name, "", [&](const Pod& stored) -> Result<std::shared_ptr<Pod>> {
-            auto pod = std::make_shared<Pod>(stored);
-            auto& refs = pod->metadata.owner_references;
-            refs.erase(std::remove_if(refs.begin(), refs.end(),
-                                      [&](const OwnerReference& o) { return o.uid == uid; }),
-                       refs.end());
-            return pod;
-          });
-      if (!r.ok() && r.status().code() != Code::kNotFound) return r.status();
-    }
-  }
-  // Background: the dependents are orphaned or deleted here, not by a garbage collector.
-  DeleteOptions background{uid, ""};
-  background.propagation_policy = kPropagationBackground;
-  Result<ControllerPtr> del = controllers.Delete(ns, a.controller, background);
+  // As kubectl does: Background (cascade) or Orphan; the garbage collector does the rest.
+  DeleteOptions opts{uid, ""};
+  opts.propagation_policy = a.cascade ? kPropagationBackground : kPropagationOrphan;
+  Result<ControllerPtr> del = controllers.Delete(ns, a.controller, opts);
   if (!del.ok()) return del.status();
-  if (a.cascade) {
-    // Background cascading deletion: the dependents go after their owner.
-    for (const PodPtr& p : dependents) {
-      Result<PodPtr> r = pods.Delete(ns, p->metadata.name, DeleteOptions{p->metadata.uid, ""});
-      if (!r.ok() && r.status().code() != Code::kNotFound && r.status().code() != Code::kConflict) {
-        return r.status();
-      }
-    }
-  }
-  Trace("delete_controller " + ns + "/" + a.controller + " dependents=" + std::to_string(dependents.size()) +
+  Trace("delete_controller " + ns + "/" + a.controller + " dependents=" + std::to_string(dependents) +
         (a.cascade ? " deleted" : " orphaned"));
   return Status::Ok();
 }
 
-Status EventInjector::FireFailNode(const FailNodeAction& a) {
+std::vector<std::string> EventInjector::ChooseNodes(const std::optional<std::string>& node, int32_t count) {
   std::vector<std::string> targets;
-  if (a.node) {
-    targets.push_back(*a.node);
-  } else {
-    std::vector<std::string> ready;
-    for (const std::string& n : world_->nodes().node_names()) {
-      if (world_->nodes().node_ready(n)) ready.push_back(n);
-    }
-    for (std::size_t i : Choose(ready.size(), static_cast<std::size_t>(a.count), world_->rng())) {
-      targets.push_back(ready[i]);
-    }
+  if (node) {
+    targets.push_back(*node);
+    return targets;
   }
+  std::vector<std::string> ready;
+  for (const std::string& n : world_->cluster().node_names()) {
+    if (world_->cluster().node_ready(n)) ready.push_back(n);
+  }
+  for (std::size_t i : Choose(ready.size(), static_cast<std::size_t>(count), world_->rng())) {
+    targets.push_back(ready[i]);
+  }
+  return targets;
+}
+
+Status EventInjector::FireFailNode(const FailNodeAction& a) {
   Status first_error;
-  for (const std::string& node : targets) {
+  for (const std::string& node : ChooseNodes(a.node, a.count)) {
     Trace("fail_node " + node);
-    Status s = world_->nodes().FailNode(node);
+    Status s = world_->cluster().FailNode(node);
     if (!s.ok() && first_error.ok()) first_error = s;
     if (a.for_) {
       world_->loop().Schedule(*a.for_, [this, node] {
         Trace("recover_node " + node);
-        world_->nodes().RecoverNode(node).IgnoreError();
+        world_->cluster().RecoverNode(node).IgnoreError();
+      });
+    }
+  }
+  return first_error;
+}
+
+Status EventInjector::FireStopNodeAgent(const StopNodeAgentAction& a) {
+  Status first_error;
+  for (const std::string& node : ChooseNodes(a.node, a.count)) {
+    Trace("stop_node_agent " + node);
+    Status s = world_->cluster().StopAgent(node);
+    if (!s.ok() && first_error.ok()) first_error = s;
+    if (a.for_) {
+      world_->loop().Schedule(*a.for_, [this, node] {
+        Trace("start_node_agent " + node);
+        world_->cluster().StartAgent(node).IgnoreError();
       });
     }
   }

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,13 +40,17 @@ class EventInjector {
   Status Fire(const ScenarioEvent& event);
 
  private:
-  // The active pods a kill/delete/label event hits, drawn with the world's RNG.
+  // The active pods a kill/delete/label/crash_loop event hits, drawn with the world's RNG.
   Result<std::vector<PodPtr>> ChooseTargets(const PodTarget& target);
   Status FireKill(const PodTarget& target, bool delete_pods);
   Status FireLabel(const LabelPodsAction& a);
   Status FireUpdate(const std::string& name, const UpdateControllerAction& a);
   Status FireDeleteController(const DeleteControllerAction& a);
   Status FireFailNode(const FailNodeAction& a);
+  Status FireStopNodeAgent(const StopNodeAgentAction& a);
+  Status FireCrashLoop(const CrashLoopAction& a);
+  // `count` nodes drawn among the ready ones, or the named node.
+  std::vector<std::string> ChooseNodes(const std::optional<std::string>& node, int32_t count);
   void FireApiFaults(const ApiFaultsAction& a);
   void FireWatchFaults(const WatchFaultsAction& a);
   void FireStaleReads(const StaleReadsAction& a);

@@ -25,6 +25,9 @@ SimWorldOptions WorldOptions(const Scenario& s, uint64_t seed, bool keep_trace) 
   o.api_latency_max = s.cluster.api_latency.max;
   o.watch_latency_min = s.cluster.watch_latency.min;
   o.watch_latency_max = s.cluster.watch_latency.max;
+  o.node_monitor_grace_period = s.cluster.node_monitor_grace_period;
+  o.pod_eviction_timeout = s.cluster.pod_eviction_timeout;
+  o.max_pods = s.cluster.max_pods;
   o.manager.workers = s.manager.workers;
   o.manager.resync_period = s.manager.resync;
   o.manager.burst_replicas = s.manager.burst_replicas;

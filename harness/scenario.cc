@@ -543,8 +543,28 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
     if (auto v = r.Bool("cascade")) a.cascade = *v;
     return a;
   }
-  if (kind == "fail_node") {
-    ObjectReader r(j, ptr, "fail_node");
+  if (kind == "crash_loop") {
+    CrashLoopAction a;
+    a.target = ReadPodTarget(j, ptr, "crash_loop");
+    ObjectReader r(j, ptr, "crash_loop");
+    if (auto v = r.Dur("for")) a.for_ = *v;
+    extend(a.for_, r.Ptr("for"));
+    return a;
+  }
+  if (kind == "start_node_agent") {
+    ObjectReader r(j, ptr, "start_node_agent");
+    StartNodeAgentAction a;
+    a.node = *r.Str("node");
+    bool known = false;
+    for (int32_t i = 0; i < cluster.nodes; ++i) known = known || a.node == "node-" + std::to_string(i);
+    if (!known) {
+      Fail(r.Ptr("node"), "unknown node \"" + a.node + "\" (nodes are node-0 .. node-" +
+                              std::to_string(cluster.nodes - 1) + ")");
+    }
+    return a;
+  }
+  if (kind == "fail_node" || kind == "stop_node_agent") {
+    ObjectReader r(j, ptr, kind);
     FailNodeAction a;
     if (auto v = r.Str("node")) {
       a.node = *v;
@@ -560,6 +580,7 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
       a.for_ = *v;
       extend(*v, r.Ptr("for"));
     }
+    if (kind == "stop_node_agent") return StopNodeAgentAction{a.node, a.count, a.for_};
     return a;
   }
   if (kind == "api_faults") {
@@ -774,6 +795,9 @@ Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenari
     if (const json* v = r.Get("verb")) c.verb = ReadVerb(*v, r.Ptr("verb"));
     c.at_most = *r.Int("at_most");
     e.spec = c;
+  } else if (e.kind == "restarts_at_most") {
+    ObjectReader r(body, p, "restarts_at_most");
+    e.spec = RestartsAtMostExpect{*r.Int("at_most")};
   } else {
     ObjectReader r(body, p, "status_matches");
     e.spec = StatusMatchesExpect{ref(r)};
@@ -855,6 +879,9 @@ Scenario ParseOrThrow(const json& doc, std::string_view file) {
     if (auto n = c.Range("pod_start_latency")) s.cluster.pod_start_latency = *n;
     if (auto n = c.Range("api_latency")) s.cluster.api_latency = *n;
     if (auto n = c.Range("watch_latency")) s.cluster.watch_latency = *n;
+    if (auto n = c.Dur("node_monitor_grace_period")) s.cluster.node_monitor_grace_period = *n;
+    if (auto n = c.Dur("pod_eviction_timeout")) s.cluster.pod_eviction_timeout = *n;
+    if (auto n = c.Int("max_pods")) s.cluster.max_pods = static_cast<int32_t>(*n);
   }
   if (const json* v = ReadObjectField(r, "manager")) {
     ObjectReader m(*v, r.Ptr("manager"), "manager");

@@ -40,6 +40,10 @@ struct ClusterConfig {
   DurationRange pod_start_latency{std::chrono::milliseconds(500), std::chrono::seconds(2)};
   DurationRange api_latency{std::chrono::milliseconds(1), std::chrono::milliseconds(5)};
   DurationRange watch_latency{Duration(0), std::chrono::milliseconds(50)};
+  // The node lifecycle controller's (kube-controller-manager's defaults).
+  Duration node_monitor_grace_period = std::chrono::seconds(40);
+  Duration pod_eviction_timeout = std::chrono::minutes(5);
+  int32_t max_pods = 110;  // status.capacity.pods of every node
 };
 
 struct ManagerConfig {
@@ -140,12 +144,29 @@ inline constexpr Duration kEtcdElection = std::chrono::seconds(1);
 struct KillEtcdLeaderAction {
   Duration down{0};
 };
+// The chosen pods' containers exit (code 1) right after every start for `for_`; their agents restart
+// them with the crash-loop backoff.
+struct CrashLoopAction {
+  PodTarget target;
+  Duration for_{std::chrono::seconds(30)};
+};
+// Node agents stop (heartbeats and pod updates stop; containers keep running), and start again after
+// `for_` (never if absent). Nodes are chosen as for fail_node.
+struct StopNodeAgentAction {
+  std::optional<std::string> node;
+  int32_t count = 1;
+  std::optional<Duration> for_;
+};
+struct StartNodeAgentAction {
+  std::string node;
+};
 
 using EventAction =
     std::variant<KillPodsAction, DeletePodsAction, ScaleAction, UpdateControllerAction,
                  CreateControllerAction, DeleteControllerAction, FailNodeAction, ApiFaultsAction,
                  WatchFaultsAction, StaleReadsAction, RestartManagerAction, PartitionManagerAction,
-                 LabelPodsAction, RestartEtcdAction, KillEtcdLeaderAction>;
+                 LabelPodsAction, RestartEtcdAction, KillEtcdLeaderAction, CrashLoopAction,
+                 StopNodeAgentAction, StartNodeAgentAction>;
 
 struct ScenarioEvent {
   Duration at{0};
@@ -203,10 +224,14 @@ struct ApiCallsExpect {
 struct StatusMatchesExpect {
   std::string controller;
 };
+// Container restarts by every node agent over the run are at most `at_most`.
+struct RestartsAtMostExpect {
+  int64_t at_most = 0;
+};
 
 using ExpectationSpec =
     std::variant<ConvergedExpect, NeverAboveExpect, FinalExpect, ApiCallsExpect, StatusMatchesExpect,
-                 NeverBelowExpect, PodsMatchingExpect, ConditionExpect>;
+                 NeverBelowExpect, PodsMatchingExpect, ConditionExpect, RestartsAtMostExpect>;
 
 struct Expectation {
   std::string kind;  // "converged", ...

@@ -76,13 +76,17 @@ std::vector<ObjectSpec> BuildSpecs() {
           "win"),
         F("matrix", T::kMatrix,
           "parameter -> values: one run per combination, \"${parameter}\" replaced in the document")}});
-  s.push_back(
-      {"cluster",
-       "The simulated cluster.",
-       {Int("nodes", 1, kMaxNodes, "number of nodes, named node-0 .. node-<n-1> (default 10)"),
-        F("pod_start_latency", T::kRange, "bind to Running+Ready (default 500ms..2s)"),
-        F("api_latency", T::kRange, "every manager API call (default 1ms..5ms)"),
-        F("watch_latency", T::kRange, "every watch event the manager receives (default 0ms..50ms)")}});
+  s.push_back({"cluster",
+               "The simulated cluster.",
+               {Int("nodes", 1, kMaxNodes, "number of nodes, named node-0 .. node-<n-1> (default 10)"),
+                F("pod_start_latency", T::kRange, "bind to Running+Ready (default 500ms..2s)"),
+                F("api_latency", T::kRange, "every manager API call (default 1ms..5ms)"),
+                F("watch_latency", T::kRange, "every watch event the manager receives (default 0ms..50ms)"),
+                F("node_monitor_grace_period", T::kPositiveDuration,
+                  "a node silent this long is marked unreachable and its pods not ready (default 40s)"),
+                F("pod_eviction_timeout", T::kDuration,
+                  "an unreachable node's pods are deleted after this long (default 5m)"),
+                Int("max_pods", 1, 1000000, "status.capacity.pods of every node (default 110)")}});
   s.push_back({"manager",
                "The replication manager's settings.",
                {Int("workers", 1, 1024, "concurrent syncs (default 5)"),
@@ -133,21 +137,26 @@ std::vector<ObjectSpec> BuildSpecs() {
       "event",
       "A timed event: `at` and exactly one action.",
       {F("at", T::kDuration, "when the event fires (default 0s, at most the scenario's duration)"),
-       Obj("kill_pods", "pod_target", "the chosen active pods' processes die (phase Failed)"),
+       Obj("kill_pods", "pod_target",
+           "the chosen active pods' containers exit (restarted per restartPolicy)"),
        Obj("delete_pods", "pod_target", "the chosen pods are deleted through the API"),
        Obj("label_pods", "label_pods", "the chosen pods get new labels through the API"),
        Obj("scale", "scale", "sets a controller's spec.replicas"),
        Obj("update_controller", "update_controller", "updates a controller's spec"),
        Obj("create_controller", "controller", "creates a controller"),
        Obj("delete_controller", "delete_controller", "deletes a controller"),
-       Obj("fail_node", "fail_node", "nodes fail; their pods fail"),
+       Obj("fail_node", "fail_node", "nodes fail; the node lifecycle controller evicts their pods"),
        Obj("api_faults", "api_faults", "the manager's API connection misbehaves"),
        Obj("watch_faults", "watch_faults", "the manager's watches break or lag"),
        Obj("stale_reads", "stale_reads", "the manager's lists and watches see the world late"),
        Obj("restart_manager", "restart_manager", "the manager crashes and restarts"),
        Obj("partition_manager", "partition_manager", "the manager cannot reach the API or store"),
        Obj("restart_etcd", "restart_etcd", "etcd crashes and restarts on the same data"),
-       Obj("kill_etcd_leader", "kill_etcd_leader", "the etcd leader crashes (multi-member etcd)")},
+       Obj("kill_etcd_leader", "kill_etcd_leader", "the etcd leader crashes (multi-member etcd)"),
+       Obj("crash_loop", "crash_loop",
+           "the chosen pods' containers exit right after every start for a while"),
+       Obj("stop_node_agent", "stop_node_agent", "node agents stop; their containers keep running"),
+       Obj("start_node_agent", "start_node_agent", "a stopped node agent starts again")},
       ObjectSpec::Shape::kOneAction};
   for (const FieldSpec& f : event.fields) {
     if (f.key != "at") event.action_keys.push_back(f.key);
@@ -200,6 +209,28 @@ std::vector<ObjectSpec> BuildSpecs() {
                ObjectSpec::Shape::kPlain,
                {},
                {{"node", "count"}}});
+  s.push_back({"stop_node_agent",
+               "Node agents stop (no heartbeats, no pod updates; containers keep running): a named node, "
+               "or `count` nodes drawn with the RNG.",
+               {F("node", T::kString, "a node name (\"node-3\")"),
+                Int("count", 1, kMaxNodes, "this many ready nodes (default 1, at most the cluster's nodes)"),
+                F("for", T::kPositiveDuration, "the agents start again after this (default: never)")},
+               ObjectSpec::Shape::kPlain,
+               {},
+               {{"node", "count"}}});
+  s.push_back({"start_node_agent",
+               "A stopped node agent starts again.",
+               {Req(F("node", T::kString, "a node name (\"node-3\")"))}});
+  {
+    std::vector<FieldSpec> fields = PodTargetFields();
+    fields.push_back(F("for", T::kPositiveDuration, "how long the containers keep crashing (default 30s)"));
+    s.push_back({"crash_loop",
+                 "The chosen active pods' containers exit with code 1 right after every start for `for`.",
+                 std::move(fields),
+                 ObjectSpec::Shape::kPlain,
+                 {},
+                 {{"count", "fraction", "all"}}});
+  }
   s.push_back(
       {"api_faults",
        "The manager's API connection misbehaves for `for` (at least one fault).",
@@ -255,6 +286,7 @@ std::vector<ObjectSpec> BuildSpecs() {
                 Obj("final", "final", "the state at the end"),
                 Obj("api_calls", "api_calls", "a budget of manager API calls"),
                 Obj("status_matches", "status_matches", "the controller's status equals what is observable"),
+                Obj("restarts_at_most", "restarts_at_most", "a budget of container restarts"),
                 F("flaw", T::kString, "the 2014 flaw this expectation pins (scenarios/flaws)")},
                ObjectSpec::Shape::kOneKey});
   s.push_back({"converged",
@@ -305,6 +337,9 @@ std::vector<ObjectSpec> BuildSpecs() {
                "The manager's API calls of `verb` over the run are at most `at_most`.",
                {F("verb", T::kVerb, "the verb (default: all verbs)"),
                 Req(Int("at_most", 0, kInt64Max, "the budget"))}});
+  s.push_back({"restarts_at_most",
+               "Container restarts by every node agent over the run are at most `at_most`.",
+               {Req(Int("at_most", 0, kInt64Max, "the budget"))}});
   s.push_back({"status_matches",
                "The controller's status equals what is observable at the end.",
                {Req(F("controller", T::kName, "the controller's name"))}});

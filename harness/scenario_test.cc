@@ -176,11 +176,14 @@ TEST(ScenarioTest, ParsesEveryEventKind) {
     {"at": "12s", "partition_manager": {"for": "4s"}},
     {"at": "13s", "label_pods": {"selector": {"app": "web"}, "count": 2, "labels": {"app": "debug"}}},
     {"at": "14s", "api_faults": {"for": "5s", "error_rate": 1, "verbs": ["create"], "reason": "Forbidden",
-                                 "message": "exceeded quota"}}
+                                 "message": "exceeded quota"}},
+    {"at": "15s", "crash_loop": {"selector": {"app": "web"}, "count": 1, "for": "5s"}},
+    {"at": "16s", "stop_node_agent": {"count": 2, "for": "20s"}},
+    {"at": "17s", "start_node_agent": {"node": "node-1"}}
   ])");
   Result<Scenario> r = ParseScenario(doc, "m.json");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_EQ(r->events.size(), 14u);
+  ASSERT_EQ(r->events.size(), 17u);
   const auto& label = std::get<LabelPodsAction>(r->events[12].action);
   EXPECT_EQ(label.labels, (Labels{{"app", "debug"}}));
   EXPECT_EQ(label.target.count, 2);
@@ -188,12 +191,16 @@ TEST(ScenarioTest, ParsesEveryEventKind) {
   EXPECT_EQ(quota.error_code, Code::kForbidden);
   EXPECT_EQ(quota.message, "exceeded quota");
   EXPECT_EQ(std::get<ApiFaultsAction>(r->events[7].action).error_code, Code::kUnavailable);
+  EXPECT_EQ(std::get<CrashLoopAction>(r->events[14].action).for_, seconds(5));
+  EXPECT_EQ(std::get<StopNodeAgentAction>(r->events[15].action).count, 2);
+  EXPECT_EQ(std::get<StartNodeAgentAction>(r->events[16].action).node, "node-1");
+  EXPECT_EQ(r->events[15].settled_at, seconds(36));
   EXPECT_TRUE(std::holds_alternative<PartitionManagerAction>(r->events[11].action));
   EXPECT_EQ(std::get<ApiFaultsAction>(r->events[7].action).verbs,
             (std::vector<Verb>{Verb::kList, Verb::kCreate}));
   EXPECT_EQ(r->events[6].settled_at, seconds(17));
   EXPECT_EQ(r->events[9].settled_at, seconds(32));  // for + lag
-  EXPECT_EQ(r->SettleTime(), seconds(32));
+  EXPECT_EQ(r->SettleTime(), seconds(36));          // stop_node_agent at 16s for 20s
 }
 
 TEST(ScenarioTest, ParsesTheEtcdEventsWithTheirDefaults) {
@@ -230,7 +237,8 @@ TEST(ScenarioTest, ParsesEveryExpectationKind) {
     {"never_below": {"controller": "web", "ready": 2, "after": "10s", "until": "20s"}},
     {"pods_matching": {"selector": {"app": "web"}, "never_above": 4}},
     {"condition": {"controller": "web", "reason": "FailedCreate", "final": false}},
-    {"never_above": {"controller": "web", "after": "5s"}}
+    {"never_above": {"controller": "web", "after": "5s"}},
+    {"restarts_at_most": {"at_most": 4}}
   ])");
   Result<Scenario> r = ParseScenario(doc, "m.json");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -241,6 +249,7 @@ TEST(ScenarioTest, ParsesEveryExpectationKind) {
   EXPECT_TRUE(cond.seen);
   EXPECT_EQ(cond.final, false);
   EXPECT_EQ(std::get<NeverAboveExpect>(r->expect[9].spec).after, seconds(5));
+  EXPECT_EQ(std::get<RestartsAtMostExpect>(r->expect[10].spec).at_most, 4);
   EXPECT_EQ(std::get<ConvergedExpect>(r->expect[0].spec).within, minutes(1));
   EXPECT_EQ(std::get<ApiCallsExpect>(r->expect[3].spec).verb, Verb::kCreate);
   EXPECT_FALSE(std::get<ApiCallsExpect>(r->expect[4].spec).verb.has_value());

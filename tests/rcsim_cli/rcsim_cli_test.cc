@@ -127,7 +127,9 @@ TEST_F(RcsimCliTest, ReplayPrintsTheTrace) {
   // Lines of "<virtual seconds> <actor> <event>".
   EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\n\d+\.\d{6} scenario event \{)"))) << o.out.substr(0, 2000);
   EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\n\d+\.\d{6} manager )")));
-  EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\n\d+\.\d{6} nodes )")));
+  // The cluster components: the scheduler binds, the node agents admit and start.
+  EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\n\d+\.\d{6} scheduler bind )")));
+  EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\n\d+\.\d{6} node-\d+ start )")));
   Output again = Rcsim("replay " + f + " --seed 5");
   EXPECT_EQ(again.out.substr(0, again.out.rfind("wall=")), o.out.substr(0, o.out.rfind("wall=")));
 }

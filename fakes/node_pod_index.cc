@@ -1,0 +1,284 @@
+#include "fakes/node_pod_index.h"
+
+#include <algorithm>
+#include <charconv>
+#include <utility>
+
+namespace rcsim {
+namespace {
+
+int64_t RevisionOf(const std::string& rv) {
+  int64_t out = 0;
+  std::from_chars(rv.data(), rv.data() + rv.size(), out);
+  return out;
+}
+
+std::string KeyOfPod(const Pod& pod) { return pod.metadata.namespace_ + "/" + pod.metadata.name; }
+
+// The node of a "pods on node X" request, or "" when the index does not serve it.
+std::string NodeOf(const std::string& ns, const ListOptions& opts) {
+  if (!ns.empty() || !opts.label_selector.Empty() || !opts.field_name.empty() || opts.limit != 0 ||
+      !opts.continue_token.empty() || opts.fields.size() != 1) {
+    return "";
+  }
+  const FieldRequirement& f = opts.fields[0];
+  if (f.field != "spec.nodeName" || !f.equal) return "";
+  return f.value;
+}
+
+}  // namespace
+
+class NodePodIndex::PodsOnNodes final : public ResourceClient<Pod> {
+ public:
+  PodsOnNodes(NodePodIndex* index, ResourceClient<Pod>* inner) : index_(index), inner_(inner) {}
+
+  void Get(const std::string& ns, const std::string& name, Callback<Result<Ptr>> done) override {
+    inner_->Get(ns, name, std::move(done));
+  }
+  void List(const std::string& ns, const ListOptions& opts, Callback<Result<ObjectList<Pod>>> done) override {
+    const std::string node = NodeOf(ns, opts);
+    if (node.empty()) {
+      inner_->List(ns, opts, std::move(done));
+      return;
+    }
+    index_->List(node, std::move(done));
+  }
+  void Create(const std::string& ns, Pod object, Callback<Result<Ptr>> done) override {
+    inner_->Create(ns, std::move(object), std::move(done));
+  }
+  void Update(Pod object, Callback<Result<Ptr>> done) override {
+    inner_->Update(std::move(object), std::move(done));
+  }
+  void UpdateStatus(Pod object, Callback<Result<Ptr>> done) override {
+    inner_->UpdateStatus(std::move(object), std::move(done));
+  }
+  void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
+              Callback<Result<Ptr>> done) override {
+    inner_->Delete(ns, name, opts, std::move(done));
+  }
+  void PatchOwnerReferences(const std::string& ns, const std::string& name, const OwnerReferencePatch& patch,
+                            Callback<Result<Ptr>> done) override {
+    inner_->PatchOwnerReferences(ns, name, patch, std::move(done));
+  }
+  std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts, const std::string& rv,
+                                  std::function<void(const ApiWatchEvent<Pod>&)> on_event) override {
+    const std::string node = NodeOf(ns, opts);
+    if (node.empty()) return inner_->Watch(ns, opts, rv, std::move(on_event));
+    return index_->Watch(node, rv, std::move(on_event));
+  }
+
+ private:
+  NodePodIndex* const index_;
+  ResourceClient<Pod>* const inner_;
+};
+
+NodePodIndex::Client::Client(NodePodIndex* index, ApiClient* api, ClusterApi* cluster)
+    : api_(api), cluster_(cluster), pods_(std::make_unique<PodsOnNodes>(index, &api->pods())) {}
+NodePodIndex::Client::~Client() = default;
+ResourceClient<Pod>& NodePodIndex::Client::pods() { return *pods_; }
+
+NodePodIndex::NodePodIndex(ApiClient* api, ClusterApi* cluster, Executor* executor, std::size_t log_limit)
+    : api_(api), executor_(executor), log_limit_(log_limit) {
+  client_ = std::make_unique<Client>(this, api, cluster);
+  Relist();
+}
+
+NodePodIndex::~NodePodIndex() {
+  *alive_ = false;
+  watch_.reset();
+  for (auto& [node, s] : subscribers_) s->open = false;
+}
+
+std::size_t NodePodIndex::pods_on(const std::string& node) const {
+  auto it = by_node_.find(node);
+  return it == by_node_.end() ? 0 : it->second.size();
+}
+
+void NodePodIndex::Relist() {
+  watch_.reset();
+  api_->pods().List("", ListOptions{}, [this, alive = alive_](Result<ObjectList<Pod>> r) {
+    if (!*alive) return;
+    if (!r.ok()) {
+      executor_->Schedule(std::chrono::seconds(1), [this, alive] {
+        if (*alive) Relist();
+      });
+      return;
+    }
+    // A fresh start: every watcher re-lists from this state.
+    EndAll();
+    by_node_.clear();
+    node_of_.clear();
+    log_.clear();
+    revision_ = RevisionOf(r->resource_version);
+    log_floor_ = revision_;
+    for (const PodPtr& pod : r->items) {
+      if (pod->spec.node_name.empty()) continue;
+      const std::string key = KeyOfPod(*pod);
+      by_node_[pod->spec.node_name][key] = pod;
+      node_of_[key] = pod->spec.node_name;
+    }
+    synced_ = true;
+    watch_ = api_->pods().Watch("", ListOptions{}, r->resource_version,
+                                [this](const ApiWatchEvent<Pod>& ev) { OnEvent(ev); });
+    std::vector<std::function<void()>> waiting = std::move(waiting_lists_);
+    waiting_lists_.clear();
+    for (auto& w : waiting) w();
+  });
+}
+
+void NodePodIndex::OnEvent(const ApiWatchEvent<Pod>& ev) {
+  using Type = ApiWatchEvent<Pod>::Type;
+  switch (ev.type) {
+    case Type::kAdded:
+    case Type::kModified:
+    case Type::kDeleted:
+      Apply(ev.object, ev.type == Type::kDeleted, RevisionOf(ev.object->metadata.resource_version));
+      return;
+    case Type::kBookmark: return;
+    case Type::kError:
+      ++relists_;
+      synced_ = false;
+      // Not from inside the watch's own callback: Relist destroys it.
+      executor_->Post([this, alive = alive_] {
+        if (*alive) Relist();
+      });
+      return;
+  }
+}
+
+void NodePodIndex::Apply(const PodPtr& pod, bool deleted, int64_t revision) {
+  using Type = ApiWatchEvent<Pod>::Type;
+  if (revision > revision_) revision_ = revision;
+  const std::string key = KeyOfPod(*pod);
+  auto known = node_of_.find(key);
+  if (deleted) {
+    if (known == node_of_.end()) return;
+    const std::string node = known->second;
+    auto& pods = by_node_[node];
+    pods.erase(key);
+    if (pods.empty()) by_node_.erase(node);
+    node_of_.erase(known);
+    Emit(node, Type::kDeleted, pod, revision);
+    return;
+  }
+  const std::string& node = pod->spec.node_name;
+  if (known != node_of_.end() && known->second != node) {
+    // Bindings are one-way; a pod seen on another node (or unbound again) left the old one.
+    const std::string old = known->second;
+    PodPtr last = by_node_[old][key];
+    by_node_[old].erase(key);
+    if (by_node_[old].empty()) by_node_.erase(old);
+    node_of_.erase(known);
+    Emit(old, Type::kDeleted, last, revision);
+    known = node_of_.end();
+  }
+  if (node.empty()) return;
+  const bool added = known == node_of_.end();
+  by_node_[node][key] = pod;
+  node_of_[key] = node;
+  Emit(node, added ? Type::kAdded : Type::kModified, pod, revision);
+}
+
+void NodePodIndex::Emit(const std::string& node, typename ApiWatchEvent<Pod>::Type type, const PodPtr& pod,
+                        int64_t revision) {
+  ApiWatchEvent<Pod> ev;
+  ev.type = type;
+  ev.object = pod;
+  auto range = subscribers_.equal_range(node);
+  for (auto it = range.first; it != range.second; ++it) Deliver(it->second, ev);
+  log_.push_back(Entry{revision, node, std::move(ev)});
+  while (log_.size() > log_limit_) {
+    log_floor_ = log_.front().revision;
+    log_.pop_front();
+  }
+}
+
+void NodePodIndex::Deliver(const SubscriberPtr& s, const ApiWatchEvent<Pod>& ev) {
+  if (!s->open) return;
+  s->queue.push_back(ev);
+  if (s->drain_posted) return;
+  s->drain_posted = true;
+  executor_->Post([s] {
+    s->drain_posted = false;
+    while (s->open && !s->queue.empty()) {
+      ApiWatchEvent<Pod> next = std::move(s->queue.front());
+      s->queue.pop_front();
+      s->on_event(next);
+    }
+  });
+}
+
+void NodePodIndex::EndAll() {
+  std::multimap<std::string, SubscriberPtr> subs = std::move(subscribers_);
+  subscribers_.clear();
+  for (auto& [node, s] : subs) {
+    ApiWatchEvent<Pod> ev;
+    ev.type = ApiWatchEvent<Pod>::Type::kError;
+    ev.error = Status(Code::kGone, "the node pod index re-listed");
+    Deliver(s, ev);
+  }
+}
+
+void NodePodIndex::List(const std::string& node, Callback<Result<ObjectList<Pod>>> done) {
+  auto reply = [this, node, done = std::move(done)] {
+    ObjectList<Pod> out;
+    out.resource_version = std::to_string(revision_);
+    if (auto it = by_node_.find(node); it != by_node_.end()) {
+      for (const auto& [key, pod] : it->second) out.items.push_back(pod);
+    }
+    executor_->Post([done, out = std::move(out)]() mutable { done(std::move(out)); });
+  };
+  if (!synced_) {
+    waiting_lists_.push_back(std::move(reply));
+    return;
+  }
+  reply();
+}
+
+namespace {
+
+class SubscriberHandle final : public ApiWatch {
+ public:
+  explicit SubscriberHandle(std::function<void()> close) : close_(std::move(close)) {}
+  ~SubscriberHandle() override { close_(); }
+
+ private:
+  std::function<void()> close_;
+};
+
+}  // namespace
+
+std::unique_ptr<ApiWatch> NodePodIndex::Watch(const std::string& node, const std::string& resource_version,
+                                              std::function<void(const ApiWatchEvent<Pod>&)> on_event) {
+  auto s = std::make_shared<Subscriber>();
+  s->node = node;
+  s->on_event = std::move(on_event);
+  const int64_t from = RevisionOf(resource_version);
+  if (!synced_ || from < log_floor_ || from > revision_) {
+    ApiWatchEvent<Pod> ev;
+    ev.type = ApiWatchEvent<Pod>::Type::kError;
+    ev.error =
+        Status(Code::kGone, "resourceVersion " + resource_version + " is not served by the node index");
+    Deliver(s, ev);
+    return std::make_unique<SubscriberHandle>([s] { s->open = false; });
+  }
+  // What happened on the node after `from` and before now, then every later event.
+  auto first = std::upper_bound(log_.begin(), log_.end(), from,
+                                [](int64_t rev, const Entry& e) { return rev < e.revision; });
+  for (auto e = first; e != log_.end(); ++e) {
+    if (e->node == node) Deliver(s, e->event);
+  }
+  subscribers_.emplace(node, s);
+  return std::make_unique<SubscriberHandle>([this, alive = alive_, s] {
+    s->open = false;
+    if (!*alive) return;
+    for (auto r = subscribers_.equal_range(s->node); r.first != r.second; ++r.first) {
+      if (r.first->second == s) {
+        subscribers_.erase(r.first);
+        return;
+      }
+    }
+  });
+}
+
+}  // namespace rcsim

@@ -1,0 +1,144 @@
+#include "fakes/sim_cluster.h"
+
+#include <utility>
+
+namespace rcsim {
+
+SimCluster::SimCluster(SimClusterOptions options, ApiClient* api, ClusterApi* cluster, Clock* clock,
+                       Executor* executor, Rng* rng, TraceSink* trace)
+    : clock_(clock), executor_(executor), trace_(trace) {
+  index_ = std::make_unique<NodePodIndex>(api, cluster, executor);
+  scheduler_ = std::make_unique<Scheduler>(options.scheduler, api, cluster, clock, executor, trace);
+  gc_ = std::make_unique<GarbageCollector>(options.garbage_collector, api, executor, trace);
+  node_lifecycle_ =
+      std::make_unique<NodeLifecycleController>(options.node_lifecycle, api, cluster, clock, executor, trace);
+  pod_gc_ = std::make_unique<PodGc>(options.pod_gc, api, cluster, clock, executor, trace);
+  for (int i = 0; i < options.nodes; ++i) {
+    const std::string name = "node-" + std::to_string(i);
+    SimNode& n = nodes_[name];
+    n.runtime = std::make_unique<SimRuntime>(options.runtime, executor, rng, name);
+    NodeAgentOptions& a = n.options;
+    a.node_name = name;
+    a.max_pods = options.max_pods;
+    a.heartbeat_interval = options.heartbeat_interval;
+    a.host_ip = "10.0." + std::to_string(i / 256 % 256) + "." + std::to_string(i % 256);
+    a.pod_ip_prefix = "10." + std::to_string(1 + i / 256 % 250) + "." + std::to_string(i % 256) + ".";
+  }
+  for (auto& [name, n] : nodes_) StartNewAgent(n);
+  scheduler_->Start();
+  gc_->Start();
+  node_lifecycle_->Start();
+  pod_gc_->Start();
+}
+
+SimCluster::~SimCluster() {
+  // Agents before their runtimes; the index after everything that watches through it.
+  for (auto& [name, n] : nodes_) n.agent.reset();
+  nodes_.clear();
+  pod_gc_.reset();
+  node_lifecycle_.reset();
+  gc_.reset();
+  scheduler_.reset();
+  index_.reset();
+}
+
+void SimCluster::Trace(const std::string& event) {
+  if (trace_ != nullptr && trace_->enabled()) trace_->Record("nodes", event);
+}
+
+void SimCluster::StartNewAgent(SimNode& n) {
+  n.agent = std::make_unique<NodeAgent>(n.options, &index_->client(), &index_->client(), n.runtime.get(),
+                                        clock_, executor_, trace_);
+  n.agent->Start();
+}
+
+SimCluster::SimNode* SimCluster::Find(const std::string& node) {
+  auto it = nodes_.find(node);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+const SimCluster::SimNode* SimCluster::Find(const std::string& node) const {
+  auto it = nodes_.find(node);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+int SimCluster::KillPod(const Pod& pod) {
+  SimNode* n = Find(pod.spec.node_name);
+  if (n == nullptr) return 0;
+  const int exited = n->runtime->Exit(pod.metadata.uid, 137);
+  counters_.kills += static_cast<uint64_t>(exited);
+  Trace("kill " + KeyOf(pod.metadata) + " containers=" + std::to_string(exited));
+  return exited;
+}
+
+Status SimCluster::FailNode(const std::string& node) {
+  SimNode* n = Find(node);
+  if (n == nullptr) return Status(Code::kNotFound, "node \"" + node + "\" not found");
+  if (n->runtime->failed()) return Status::Ok();
+  ++counters_.node_failures;
+  Trace("node-fail " + node);
+  if (n->agent) retired_restarts_ += static_cast<int64_t>(n->agent->counters().restarts);
+  n->agent.reset();
+  n->runtime->Fail();
+  return Status::Ok();
+}
+
+Status SimCluster::RecoverNode(const std::string& node) {
+  SimNode* n = Find(node);
+  if (n == nullptr) return Status(Code::kNotFound, "node \"" + node + "\" not found");
+  if (!n->runtime->failed()) return Status::Ok();
+  Trace("node-recover " + node);
+  n->runtime->Recover();  // what ran is gone; nobody listens
+  StartNewAgent(*n);
+  return Status::Ok();
+}
+
+Status SimCluster::StopAgent(const std::string& node) {
+  SimNode* n = Find(node);
+  if (n == nullptr) return Status(Code::kNotFound, "node \"" + node + "\" not found");
+  if (!n->agent || !n->agent->running()) return Status::Ok();
+  ++counters_.agent_stops;
+  Trace("agent-stop " + node);
+  n->agent->Stop();
+  return Status::Ok();
+}
+
+Status SimCluster::StartAgent(const std::string& node) {
+  SimNode* n = Find(node);
+  if (n == nullptr) return Status(Code::kNotFound, "node \"" + node + "\" not found");
+  if (!n->agent || n->agent->running() || n->runtime->failed()) return Status::Ok();
+  Trace("agent-start " + node);
+  n->agent->Start();
+  return Status::Ok();
+}
+
+void SimCluster::CrashLoop(const Pod& pod, bool on) {
+  SimNode* n = Find(pod.spec.node_name);
+  if (n == nullptr) return;
+  n->runtime->CrashLoop(pod.metadata.uid, on);
+  if (on) {
+    const int exited = n->runtime->Exit(pod.metadata.uid, 1);
+    Trace("crash-loop " + KeyOf(pod.metadata) + " containers=" + std::to_string(exited));
+  }
+}
+
+std::vector<std::string> SimCluster::node_names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, n] : nodes_) out.push_back(name);
+  return out;
+}
+
+bool SimCluster::node_ready(const std::string& node) const {
+  const SimNode* n = Find(node);
+  return n != nullptr && n->agent && n->agent->running() && !n->runtime->failed();
+}
+
+int64_t SimCluster::restarts() const {
+  int64_t total = retired_restarts_;
+  for (const auto& [name, n] : nodes_) {
+    if (n.agent) total += static_cast<int64_t>(n.agent->counters().restarts);
+  }
+  return total;
+}
+
+}  // namespace rcsim
