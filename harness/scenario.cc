@@ -159,6 +159,10 @@ int64_t ReadInt(const json& j, const std::string& ptr, int64_t min, int64_t max)
     uint64_t u = j.get<uint64_t>();
     if (u > static_cast<uint64_t>(max))
       Fail(ptr, "must be at most " + std::to_string(max) + ", got " + j.dump());
+    // JSON parses 0 and every positive integer as unsigned: the minimum applies here too.
+    if (min > 0 && u < static_cast<uint64_t>(min)) {
+      Fail(ptr, "must be at least " + std::to_string(min) + ", got " + j.dump());
+    }
     return static_cast<int64_t>(u);
   }
   if (!j.is_number_integer()) WrongType(j, ptr, "an integer");

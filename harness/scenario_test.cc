@@ -429,6 +429,29 @@ INSTANTIATE_TEST_SUITE_P(
                   d["controllers"][0]["selector"] = {{"app", "web"}};
                   d["controllers"][0]["template"] = {{"metadata", {{"labels", {{"app", "db"}}}}}};
                 }},
+        // The cluster components' fields and events. Zero is parsed as unsigned JSON: the minimum
+        // applies to it too (it did not: `max_pods: 0` and `nodes: 0` were accepted).
+        BadCase{"zero max_pods", "/cluster/max_pods", [](json& d) { d["cluster"] = {{"max_pods", 0}}; }},
+        BadCase{"zero nodes", "/cluster/nodes", [](json& d) { d["cluster"] = {{"nodes", 0}}; }},
+        BadCase{"max_pods wrong type", "/cluster/max_pods", [](json& d) { d["cluster"] = {{"max_pods", "9"}}; }},
+        BadCase{"zero grace period", "/cluster/node_monitor_grace_period",
+                [](json& d) { d["cluster"] = {{"node_monitor_grace_period", "0s"}}; }},
+        BadCase{"unparsable eviction timeout", "/cluster/pod_eviction_timeout",
+                [](json& d) { d["cluster"] = {{"pod_eviction_timeout", "soon"}}; }},
+        BadCase{"crash_loop negative count", "/events/0/crash_loop/count",
+                [](json& d) { d["events"].push_back(Ev(R"({"crash_loop": {"count": -1}})")); }},
+        BadCase{"crash_loop bad for", "/events/0/crash_loop/for",
+                [](json& d) { d["events"].push_back(Ev(R"({"crash_loop": {"for": "x"}})")); }},
+        BadCase{"stop_node_agent zero count", "/events/0/stop_node_agent/count",
+                [](json& d) { d["events"].push_back(Ev(R"({"stop_node_agent": {"count": 0}})")); }},
+        BadCase{"stop_node_agent unknown node", "/events/0/stop_node_agent/node",
+                [](json& d) { d["events"].push_back(Ev(R"({"stop_node_agent": {"node": "node-99"}})")); }},
+        BadCase{"start_node_agent without node", "/events/0/start_node_agent/node",
+                [](json& d) { d["events"].push_back(Ev(R"({"start_node_agent": {}})")); }},
+        BadCase{"restarts_at_most without at_most", "/expect/0/restarts_at_most/at_most",
+                [](json& d) { d["expect"] = Ev(R"([{"restarts_at_most": {}}])"); }},
+        BadCase{"restarts_at_most negative", "/expect/0/restarts_at_most/at_most",
+                [](json& d) { d["expect"] = Ev(R"([{"restarts_at_most": {"at_most": -3}}])"); }},
         BadCase{"pointer escaping", "/cluster/a~1b~0c", [](json& d) { d["cluster"] = {{"a/b~c", 1}}; }}),
     [](const ::testing::TestParamInfo<BadCase>& info) {
       std::string n = info.param.what;
