@@ -229,7 +229,7 @@ void NodePodIndex::List(const std::string& node, Callback<Result<ObjectList<Pod>
     executor_->Post([done, out = std::move(out)]() mutable { done(std::move(out)); });
   };
   if (!synced_) {
-    waiting_lists_.push_back(std::move(reply));
+    waiting_lists_.emplace_back(std::move(reply));
     return;
   }
   reply();

@@ -152,7 +152,7 @@ TEST(SimWorldTest, ViewCountsOrphansThatMatchButNotPodsOfOtherControllers) {
   orphan.spec.containers.push_back(Container{"main", "nginx", {}, {}});
   orphan.spec.restart_policy = "Never";  // a killed container stays dead: the pod fails
   bool done = false;
-  world.admin_api().pods().Create("default", orphan, [&](Result<PodPtr> r) {
+  world.admin_api().pods().Create("default", orphan, [&](const Result<PodPtr>& r) {
     EXPECT_TRUE(r.ok());
     done = true;
   });

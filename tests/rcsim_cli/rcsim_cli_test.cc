@@ -53,6 +53,7 @@ class RcsimCliTest : public ::testing::Test {
   Output Rcsim(const std::string& args) {
     fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
     std::string cmd = std::string(RCSIM_BIN) + " " + args + " >" + out.string() + " 2>" + err.string();
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): the test runs its commands from one thread
     int status = std::system(cmd.c_str());
     Output o;
     o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -236,15 +237,19 @@ TEST_F(RcsimCliTest, ReportsHoldJsonJunitAndPlots) {
 
   // JUnit: parses, 2 test cases, 1 failure carrying the expectation and the replay command.
   std::string junit = Slurp(report / "junit.xml");
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): the test runs its commands from one thread
   if (std::system("command -v xmllint >/dev/null 2>&1") == 0) {
     std::string cmd = "xmllint --noout " + (report / "junit.xml").string();
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): the test runs its commands from one thread
     EXPECT_EQ(std::system(cmd.c_str()), 0) << junit;
     std::string xpath = "xmllint --xpath 'count(//testcase)' " + (report / "junit.xml").string() + " > " +
                         (dir_ / "count.txt").string();
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): the test runs its commands from one thread
     ASSERT_EQ(std::system(xpath.c_str()), 0);
     EXPECT_EQ(Slurp(dir_ / "count.txt").substr(0, 1), "2");
     xpath = "xmllint --xpath 'count(//testcase/failure)' " + (report / "junit.xml").string() + " > " +
             (dir_ / "count.txt").string();
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): the test runs its commands from one thread
     ASSERT_EQ(std::system(xpath.c_str()), 0);
     EXPECT_EQ(Slurp(dir_ / "count.txt").substr(0, 1), "1");
   }
@@ -536,7 +541,7 @@ TEST_F(RcsimCliTest, ShardsPartitionTheSuiteAndTheirMergeIsTheUnshardedReport) {
     ASSERT_EQ(Rcsim("run " + suite + mode + " --quiet --report " + (dir_ / "full").string()).code, 1);
     std::set<std::pair<std::string, uint64_t>> whole = RunsOf(dir_ / "full");
     ASSERT_EQ(whole.size(), mode.empty() ? 4u : 12u);
-    for (std::string timings : {std::string(), " --timings " + (dir_ / "full").string()}) {
+    for (const std::string& timings : {std::string(), " --timings " + (dir_ / "full").string()}) {
       SCOPED_TRACE(timings);
       std::set<std::pair<std::string, uint64_t>> seen;
       std::string shards;
@@ -707,6 +712,7 @@ TEST_F(RcsimCliTest, Regression_HugeScenarioIsWarnedAndTimeoutStopsIt) {
 // scripts/setup) loads the page from disk with the network off, and its DOM holds the tables and plots;
 // a screenshot is taken as well. Skipped when Chromium is absent.
 TEST_F(RcsimCliTest, HtmlReportRendersInHeadlessChromium) {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): the test runs its commands from one thread
   if (std::system("command -v chromium >/dev/null 2>&1") != 0) GTEST_SKIP() << "chromium is not installed";
   Write("s/two.json", kTwoControllers);
   Write("s/fail.json", kFailing);
@@ -725,6 +731,7 @@ TEST_F(RcsimCliTest, HtmlReportRendersInHeadlessChromium) {
   const std::string url = "file://" + fs::absolute(dir_ / "r" / "index.html").string();
   std::string dom_cmd = flags + "--dump-dom '" + url + "' > " + (dir_ / "dom.html").string() + " 2> " +
                         (dir_ / "chrome.log").string();
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): the test runs its commands from one thread
   ASSERT_EQ(std::system(dom_cmd.c_str()), 0) << Slurp(dir_ / "chrome.log");
   std::string dom = Slurp(dir_ / "dom.html");
   // The browser parsed the page into these elements (the DOM is re-serialized by Chromium, so this
@@ -743,6 +750,7 @@ TEST_F(RcsimCliTest, HtmlReportRendersInHeadlessChromium) {
   std::string shot = (dir_ / "shot.png").string();
   std::string shot_cmd = flags + "--window-size=1200,2400 --screenshot=" + shot + " '" + url + "' 2>> " +
                          (dir_ / "chrome.log").string();
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): the test runs its commands from one thread
   ASSERT_EQ(std::system(shot_cmd.c_str()), 0) << Slurp(dir_ / "chrome.log");
   std::string png = Slurp(shot);
   ASSERT_GT(png.size(), 20000u);  // a blank page compresses to a few KB
