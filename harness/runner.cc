@@ -28,6 +28,11 @@ SimWorldOptions WorldOptions(const Scenario& s, uint64_t seed, bool keep_trace) 
   o.node_monitor_grace_period = s.cluster.node_monitor_grace_period;
   o.pod_eviction_timeout = s.cluster.pod_eviction_timeout;
   o.max_pods = s.cluster.max_pods;
+  // The kubelet's status updates (10s) and the controller's checks (5s) are well inside the default
+  // 40s grace; a shorter grace (real mode's 3s) shortens them to a quarter of it, as real mode's
+  // agents heartbeat every 500ms, so healthy nodes are never taken for lost.
+  o.heartbeat_interval = std::min(o.heartbeat_interval, s.cluster.node_monitor_grace_period / 4);
+  o.node_monitor_period = std::min(o.node_monitor_period, s.cluster.node_monitor_grace_period / 4);
   o.manager.workers = s.manager.workers;
   o.manager.resync_period = s.manager.resync;
   o.manager.burst_replicas = s.manager.burst_replicas;

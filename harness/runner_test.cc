@@ -87,6 +87,19 @@ TEST(RunnerTest, KillHalfRestartsTheKilledContainersInPlace) {
   EXPECT_EQ(r.expectations[7].measured, 5) << Describe(r);
 }
 
+// A node_monitor_grace_period shorter than the agents' default 10s heartbeat (real mode uses 3s) must
+// not take healthy nodes for lost: no pod leaves Ready in two quiet minutes.
+TEST(RunnerTest, AShortNodeMonitorGracePeriodKeepsHealthyNodesReady) {
+  Scenario s = Parse(R"({
+    "name": "short-grace", "seed": 4, "duration": "3m",
+    "cluster": {"nodes": 3, "node_monitor_grace_period": "2s", "pod_eviction_timeout": "1s"},
+    "controllers": [{"name": "web", "replicas": 6}],
+    "events": [{"at": "2m30s", "scale": {"controller": "web", "replicas": 6}}],
+    "expect": [{"never_below": {"controller": "web", "ready": 6, "after": "20s", "until": "2m20s"}}]})");
+  RunResult r = RunScenario(s, s.seed, Verified());
+  EXPECT_TRUE(r.passed) << Describe(r);
+}
+
 // Simulator bug: the run-end rule ended a run at the end of a fault window when nothing changed during
 // it (creates refused for 3 minutes: the run ended with 0 pods running). Quiet time counts only after
 // every window is over.
