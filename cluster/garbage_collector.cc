@@ -93,8 +93,11 @@ void GarbageCollector::IndexPod(const PodPtr& pod, bool add) {
 }
 
 void GarbageCollector::OnPod(const PodPtr& old_pod, const PodPtr& pod) {
-  if (old_pod) IndexPod(old_pod, false);
-  IndexPod(pod, true);
+  // Most changes (binding, status) leave the ownerReferences alone: re-index only when they moved.
+  if (!old_pod || old_pod->metadata.owner_references != pod->metadata.owner_references) {
+    if (old_pod) IndexPod(old_pod, false);
+    IndexPod(pod, true);
+  }
   bool dirty = false;
   for (const OwnerReference& ref : pod->metadata.owner_references) {
     if (!IsOwnerKind(ref)) continue;

@@ -28,8 +28,14 @@ Scheduler::Scheduler(SchedulerOptions options, ApiClient* api, ClusterApi* clust
                      Executor* executor, TraceSink* trace)
     : options_(options), api_(api), cluster_(cluster), clock_(clock), executor_(executor), trace_(trace) {
   ObjectCache<Node>::Handlers nh;
-  nh.on_upsert = [this](const NodePtr&, const NodePtr&) { OnNode(); };
-  nh.on_delete = [this](const NodePtr&) { OnNode(); };
+  nh.on_upsert = [this](const NodePtr&, const NodePtr& n) {
+    RefreshNode(n->metadata.name, n);
+    OnNode();
+  };
+  nh.on_delete = [this](const NodePtr& n) {
+    RefreshNode(n->metadata.name, nullptr);
+    OnNode();
+  };
   nodes_ =
       std::make_unique<ObjectCache<Node>>(&cluster_->nodes(), executor_, "", ListOptions{}, std::move(nh));
   ObjectCache<Pod>::Handlers ph;
@@ -46,10 +52,15 @@ void Scheduler::Start() {
 }
 
 int64_t Scheduler::node_load(const std::string& node) const {
-  int64_t n = 0;
-  if (auto it = load_.find(node); it != load_.end()) n += it->second;
-  if (auto it = reserved_.find(node); it != reserved_.end()) n += it->second;
-  return n;
+  auto it = slots_.find(node);
+  return it == slots_.end() ? 0 : it->second.load + it->second.reserved;
+}
+
+void Scheduler::RefreshNode(const std::string& name, const NodePtr& node) {
+  NodeSlot& slot = slots_[name];
+  slot.exists = node != nullptr;
+  slot.schedulable = node && Schedulable(*node);
+  slot.capacity = node ? NodePodCapacity(*node, options_.default_pod_capacity) : 0;
 }
 
 void Scheduler::Trace(const std::string& event) {
@@ -57,13 +68,13 @@ void Scheduler::Trace(const std::string& event) {
 }
 
 void Scheduler::Account(const PodPtr& pod, int delta) {
-  if (pod && Occupies(*pod)) load_[pod->spec.node_name] += delta;
+  if (pod && Occupies(*pod)) slots_[pod->spec.node_name].load += delta;
 }
 
 void Scheduler::Land(const std::string& key) {
   auto it = landing_.find(key);
   if (it == landing_.end()) return;
-  if (--reserved_[it->second] == 0) reserved_.erase(it->second);
+  --slots_[it->second].reserved;
   landing_.erase(it);
 }
 
@@ -129,18 +140,18 @@ void Scheduler::Pump() {
 }
 
 std::string Scheduler::PickNode() const {
-  std::string best;
+  const std::string* best = nullptr;
   int64_t best_load = 0;
-  for (const auto& [name, node] : nodes_->objects()) {
-    if (!Schedulable(*node)) continue;
-    const int64_t load = node_load(name);
-    if (load >= NodePodCapacity(*node, options_.default_pod_capacity)) continue;
-    if (best.empty() || load < best_load) {
-      best = name;
+  for (const auto& [name, slot] : slots_) {
+    if (!slot.exists || !slot.schedulable) continue;
+    const int64_t load = slot.load + slot.reserved;
+    if (load >= slot.capacity) continue;
+    if (best == nullptr || load < best_load) {
+      best = &name;
       best_load = load;
     }
   }
-  return best;
+  return best == nullptr ? std::string() : *best;
 }
 
 void Scheduler::TrySchedule(const std::string& key) {
@@ -154,7 +165,7 @@ void Scheduler::TrySchedule(const std::string& key) {
   }
   unschedulable_.erase(key);
   binding_[key] = node;
-  ++reserved_[node];
+  ++slots_[node].reserved;
   Binding b;
   b.metadata.name = pod->metadata.name;
   b.metadata.namespace_ = pod->metadata.namespace_;
@@ -163,14 +174,14 @@ void Scheduler::TrySchedule(const std::string& key) {
   cluster_->BindPod(pod->metadata.namespace_, std::move(b), [this, alive = alive_, key, node](Status s) {
     if (!*alive) return;
     binding_.erase(key);
-    if (--reserved_[node] == 0) reserved_.erase(node);
+    --slots_[node].reserved;
     if (s.ok()) {
       ++counters_.binds;
       // Counted against the node until the watch shows it bound.
       PodPtr cached = pods_->Get(key);
       if (cached && cached->spec.node_name.empty()) {
         landing_[key] = node;
-        ++reserved_[node];
+        ++slots_[node].reserved;
       }
       Trace("bind " + key + " " + node);
       return;

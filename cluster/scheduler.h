@@ -83,8 +83,17 @@ class Scheduler {
   Executor* const executor_;
   TraceSink* const trace_;
 
-  std::map<std::string, int64_t> load_;         // node -> occupying pods (from the cache)
-  std::map<std::string, int64_t> reserved_;     // node -> binds in flight
+  // Per node name: what PickNode needs, kept current as nodes and pods change (PickNode runs per pod
+  // over every node: no parsing and no lookups there).
+  struct NodeSlot {
+    int64_t load = 0;      // occupying pods (from the cache)
+    int64_t reserved = 0;  // binds in flight, and binds done but not yet seen bound
+    bool exists = false;   // in the node cache
+    bool schedulable = false;
+    int64_t capacity = 0;
+  };
+  void RefreshNode(const std::string& name, const NodePtr& node);
+  std::map<std::string, NodeSlot> slots_;
   std::map<std::string, std::string> binding_;  // pod key -> node of the bind in flight
   std::map<std::string, std::string> landing_;  // pod key -> node bound, not yet seen bound
   std::deque<std::string> queue_;

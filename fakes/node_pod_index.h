@@ -39,7 +39,7 @@ class NodePodIndex {
  public:
   // Neither pointer is owned; both must outlive the index. The inner client must be both an
   // ApiClient and a ClusterApi (the in-process client is). Starts watching at once.
-  NodePodIndex(ApiClient* api, ClusterApi* cluster, Executor* executor, std::size_t log_limit = 100000);
+  NodePodIndex(ApiClient* api, ClusterApi* cluster, Executor* executor, std::size_t log_limit = 4096);
   ~NodePodIndex();
   NodePodIndex(const NodePodIndex&) = delete;
   NodePodIndex& operator=(const NodePodIndex&) = delete;
