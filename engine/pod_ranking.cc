@@ -1,8 +1,9 @@
 #include "engine/pod_ranking.h"
 
 #include <algorithm>
-#include <functional>
 #include <optional>
+#include <string_view>
+#include <unordered_map>
 
 namespace rcsim {
 namespace {
@@ -70,10 +71,76 @@ bool PodDeletionOrder::Before(const Pod& a, const Pod& b) const {
   return a.metadata.name < b.metadata.name;
 }
 
-void SortForDeletion(std::vector<PodPtr>& pods) {
-  PodDeletionOrder order(pods);
-  // By reference: std::sort copies its comparator down the recursion, and this one holds a map.
-  std::sort(pods.begin(), pods.end(), std::cref(order));
+namespace {
+
+// A pod's rank keys, computed once per pod (a comparison then reads no condition list and does no
+// lookup): the same order as PodDeletionOrder::Before.
+struct Ranked {
+  const Pod* pod;
+  std::size_t index;  // in the input
+  bool scheduled;
+  int phase;
+  bool ready;
+  int on_node;
+  std::optional<TimePoint> ready_since;
+  int64_t restarts;
+};
+
+bool RankedBefore(const Ranked& a, const Ranked& b) {
+  if (a.scheduled != b.scheduled) return !a.scheduled;
+  if (a.phase != b.phase) return a.phase < b.phase;
+  if (a.ready != b.ready) return !a.ready;
+  if (a.on_node != b.on_node) return a.on_node > b.on_node;
+  if (a.ready) {
+    int c = CompareLaterFirst(a.ready_since, b.ready_since);
+    if (c != 0) return c < 0;
+  }
+  if (a.restarts != b.restarts) return a.restarts > b.restarts;
+  const ObjectMeta& am = a.pod->metadata;
+  const ObjectMeta& bm = b.pod->metadata;
+  int c = CompareLaterFirst(am.creation_timestamp, bm.creation_timestamp);
+  if (c != 0) return c < 0;
+  if (am.namespace_ != bm.namespace_) return am.namespace_ < bm.namespace_;
+  return am.name < bm.name;
 }
+
+}  // namespace
+
+void SortForDeletion(std::vector<PodPtr>& pods, std::size_t first) {
+  std::unordered_map<std::string_view, int> per_node;
+  per_node.reserve(pods.size());
+  for (const auto& p : pods) {
+    if (!p->spec.node_name.empty()) ++per_node[p->spec.node_name];
+  }
+  std::vector<Ranked> ranked;
+  ranked.reserve(pods.size());
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    const Pod& p = *pods[i];
+    Ranked r{&p,           i,          !p.spec.node_name.empty(), PhaseRank(p.status.phase), false, 0,
+             std::nullopt, Restarts(p)};
+    for (const auto& c : p.status.conditions) {
+      if (c.type != "Ready") continue;
+      r.ready = c.status == "True";
+      r.ready_since = c.last_transition_time;
+      break;
+    }
+    if (r.scheduled) r.on_node = per_node[p.spec.node_name];
+    ranked.push_back(r);
+  }
+  if (first < ranked.size()) {
+    // The first `first` of a total order: the same pods, in the same order, as a full sort's.
+    auto mid = ranked.begin() + static_cast<std::ptrdiff_t>(first);
+    std::nth_element(ranked.begin(), mid, ranked.end(), RankedBefore);
+    std::sort(ranked.begin(), mid, RankedBefore);
+  } else {
+    std::sort(ranked.begin(), ranked.end(), RankedBefore);
+  }
+  std::vector<PodPtr> out;
+  out.reserve(pods.size());
+  for (const Ranked& r : ranked) out.push_back(std::move(pods[r.index]));
+  pods = std::move(out);
+}
+
+void SortForDeletion(std::vector<PodPtr>& pods) { SortForDeletion(pods, pods.size()); }
 
 }  // namespace rcsim

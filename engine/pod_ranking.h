@@ -10,6 +10,7 @@
 #ifndef RCSIM_ENGINE_POD_RANKING_H_
 #define RCSIM_ENGINE_POD_RANKING_H_
 
+#include <cstddef>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +34,9 @@ class PodDeletionOrder {
 
 // Sorts `pods` so the pods to delete first come first.
 void SortForDeletion(std::vector<PodPtr>& pods);
+// Only the first `first` pods in that order, sorted, at the front (what a scale-down by `first`
+// deletes); the rest follow in no particular order. O(n + first log first) after ranking each pod once.
+void SortForDeletion(std::vector<PodPtr>& pods, std::size_t first);
 
 }  // namespace rcsim
 

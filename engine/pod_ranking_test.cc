@@ -25,6 +25,7 @@ PodPtr MakePod(const std::string& name, const std::string& node, const char* pha
 std::vector<std::string> Order(std::vector<PodPtr> pods) {
   SortForDeletion(pods);
   std::vector<std::string> names;
+  names.reserve(pods.size());
   for (const auto& p : pods) names.push_back(p->metadata.name);
   return names;
 }
@@ -78,6 +79,28 @@ TEST(PodRankingTest, EarlierCriteriaDominateLaterOnes) {
   EXPECT_EQ(Order({MakePod("running", "n1", phase::kRunning, true, 10, 100),
                    MakePod("pending", "n2", phase::kPending, false)}),
             (std::vector<std::string>{"pending", "running"}));
+}
+
+// The first k of a partial ranking are exactly the first k of the full sort, in the same order, and
+// agree with PodDeletionOrder, for every k.
+TEST(PodRankingTest, FirstKAreTheFullSortsFirstK) {
+  std::vector<PodPtr> pods;
+  const char* phases[] = {phase::kPending, phase::kRunning, phase::kUnknown};
+  for (int i = 0; i < 60; ++i) {
+    const std::string node = i % 7 == 0 ? "" : "n" + std::to_string(i % 5);
+    pods.push_back(
+        MakePod("p" + std::to_string((i * 37) % 60), node, phases[i % 3], i % 4 != 0, i % 6, i % 3, i % 9));
+  }
+  std::vector<PodPtr> full = pods;
+  SortForDeletion(full);
+  PodDeletionOrder order(pods);
+  for (std::size_t i = 1; i < full.size(); ++i) EXPECT_TRUE(order(full[i - 1], full[i])) << i;
+  for (std::size_t k = 0; k <= pods.size() + 1; ++k) {
+    std::vector<PodPtr> part = pods;
+    SortForDeletion(part, k);
+    ASSERT_EQ(part.size(), pods.size());
+    for (std::size_t i = 0; i < std::min(k, pods.size()); ++i) EXPECT_EQ(part[i], full[i]) << k << " " << i;
+  }
 }
 
 }  // namespace

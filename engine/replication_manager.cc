@@ -625,7 +625,7 @@ void ReplicationManager::ManageReplicas(const SyncPtr& s) {
     Trace("sync " + s->key + " active=" + std::to_string(active_count) +
           " desired=" + std::to_string(desired) + " delete=" + std::to_string(n));
   }
-  SortForDeletion(active);
+  SortForDeletion(active, static_cast<std::size_t>(n));  // ranks all, sorts only the n victims
   active.resize(n);
   std::vector<std::string> victims;
   victims.reserve(n);
