@@ -464,7 +464,7 @@ class RegistryWatchImpl final : public RegistryWatch {
       // goes on. The client saw the previous state (if any) as it was: it becomes absent.
       Ptr prev;
       if (ev.prev_kv) {
-        auto p = registry->Stored(ev.prev_kv->value, ev.prev_kv->key);
+        auto p = registry->StoredAt(*ev.prev_kv);
         if (!p.ok()) {
           registry->context()->ReportMalformed(ev.prev_kv->key, p.status());
         } else if (MatchesOptions(**p, opts)) {
@@ -476,7 +476,7 @@ class RegistryWatchImpl final : public RegistryWatch {
         if (prev) Emit(Type::kDeleted, registry->WithRevision(ev.kv.key, prev, rev, true));
         return true;
       }
-      auto cur = registry->Stored(ev.kv.value, ev.kv.key);
+      auto cur = registry->StoredAt(ev.kv);
       if (!cur.ok()) {
         registry->context()->ReportMalformed(ev.kv.key, cur.status());
         if (prev) Emit(Type::kDeleted, registry->WithRevision(ev.kv.key, prev, rev, false));
@@ -579,16 +579,19 @@ typename ResourceRegistry<T>::Ptr ResourceRegistry<T>::WithRevision(const std::s
 }
 
 template <typename T>
+Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::StoredAt(const KeyValue& kv) {
+  if (Traits<T>::Typed(kv.value) == nullptr) {
+    if (Ptr cached = CachedStored(kv.key, kv.mod_revision)) return cached;
+  }
+  return Stored(kv.value, kv.key);
+}
+
+template <typename T>
 Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::FromKv(const KeyValue& kv) {
-  if (const auto& typed = Traits<T>::Typed(kv.value)) {
-    return WithRevision(kv.key, typed, kv.mod_revision, true);
-  }
-  auto decoded = Traits<T>::DecodeBytes(kv.value.bytes());
-  if (!decoded.ok()) {
-    return Status(Code::kInternal, "cannot decode " + kv.key + ": " + decoded.status().message());
-  }
-  decoded->metadata.resource_version = std::to_string(kv.mod_revision);
-  return Ptr(std::make_shared<const T>(std::move(*decoded)));
+  // Bytes are decoded at most once per (key, revision) while the cache holds them.
+  auto stored = StoredAt(kv);
+  if (!stored.ok()) return stored.status();
+  return WithRevision(kv.key, *stored, kv.mod_revision, true);
 }
 
 template <typename T>
@@ -662,7 +665,7 @@ Result<ObjectList<T>> ResourceRegistry<T>::List(const std::string& ns, const Lis
     for (std::size_t i = 0; i < r->kvs.size(); ++i) {
       const KeyValue& kv = r->kvs[i];
       if (filtered) {
-        auto stored = Stored(kv.value, kv.key);
+        auto stored = StoredAt(kv);
         if (!stored.ok()) {
           ctx_->ReportMalformed(kv.key, stored.status());
           continue;
@@ -787,7 +790,7 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::GuaranteedUpdate(
     if (!got->has_value()) return NotFound<T>(name);
     const KeyValue& kv = **got;
     if (expected != 0 && expected != kv.mod_revision) return Conflict<T>(name);
-    auto stored = Stored(kv.value, kv.key);
+    auto stored = StoredAt(kv);
     if (!stored.ok()) return stored.status();
     auto r = TryUpdate(key, name, *stored, kv.mod_revision, true, mutate, &attempt);
     if (attempt != Attempt::kRaced || expected != 0) return r;
@@ -911,7 +914,7 @@ Result<typename ResourceRegistry<T>::DeleteOutcome> ResourceRegistry<T>::DeleteR
                                          opts.precondition_resource_version +
                                          ", ResourceVersion in object meta: " + stored_rv);
     }
-    auto stored = Stored(kv.value, kv.key);
+    auto stored = StoredAt(kv);
     if (!stored.ok()) {
       // An undecodable value is deleted at once (no grace period or finalizers can be read from it):
       // that is how an operator gets rid of it.
@@ -1037,7 +1040,7 @@ Result<std::unique_ptr<RegistryWatch>> ResourceRegistry<T>::Watch(const std::str
       ctx_->store()->StartWatch(wreq, [state](const WatchResponse& resp) { state->OnResponse(resp); });
   if (!impl->store_watch_) return Status(Code::kUnavailable, "store is shut down");
   for (const KeyValue& kv : listed.kvs) {
-    auto stored = Stored(kv.value, kv.key);
+    auto stored = StoredAt(kv);
     if (!stored.ok()) {
       ctx_->ReportMalformed(kv.key, stored.status());
       continue;

@@ -155,6 +155,10 @@ class ResourceRegistry {
   // The object of a stored value without resourceVersion: the typed object shared, or bytes decoded
   // (kInternal if they do not decode).
   Result<Ptr> Stored(const Value& value, const std::string& key);
+  // Stored for a kv: the object this registry wrote, read or delivered at (kv.key, kv.mod_revision)
+  // when still cached, so a kind stored as bytes (nodes) is decoded once per write, not once per read
+  // and per watcher (as kube-apiserver's watch cache decodes once).
+  Result<Ptr> StoredAt(const KeyValue& kv);
   // `stored` with resourceVersion = revision. With `cache`, the copy is shared through a bounded
   // cache keyed by (key, revision), so one write is copied once, not once per reader or watcher;
   // only pass cache=true when `stored` is the object the key held at `revision` (or was deleted at).

@@ -137,6 +137,44 @@ TEST_F(RegistryTest, ReadersAndWatchersShareOneCopyPerWrite) {
   EXPECT_EQ(w2[0].object.get(), created->get());
 }
 
+// Nodes are stored as bytes: a write is decoded at most once, however many read and watch it (the
+// registry's (key, revision) cache serves the rest), as kube-apiserver's watch cache decodes once.
+TEST_F(RegistryTest, BytesStoredNodesAreSharedNotDecodedPerReaderAndWatcher) {
+  Node node;
+  node.metadata.name = "n1";
+  node.status.capacity = {{"pods", "110"}};
+  NodeCondition ready;
+  ready.type = "Ready";
+  ready.status = "True";
+  ready.last_heartbeat_time = SimLoop::Epoch();
+  node.status.conditions.push_back(ready);
+  ASSERT_TRUE(registry_.nodes().Create("", node).ok());
+  std::vector<NodePtr> seen1, seen2;
+  auto watch = [&](std::vector<NodePtr>* out) {
+    auto w = registry_.nodes().Watch("", {}, std::to_string(store_.revision()),
+                                     [out](const ApiWatchEvent<Node>& ev) { out->push_back(ev.object); });
+    EXPECT_TRUE(w.ok());
+    return w.ok() ? std::move(*w) : nullptr;
+  };
+  auto a = watch(&seen1);
+  auto b = watch(&seen2);
+  node.status.conditions[0].last_heartbeat_time = SimLoop::Epoch() + std::chrono::seconds(10);
+  auto beat = registry_.nodes().UpdateStatus(node);
+  ASSERT_TRUE(beat.ok()) << beat.status().ToString();
+  auto kv = store_.Get(NodeKey("n1"));
+  ASSERT_TRUE(kv.ok() && kv->has_value());
+  EXPECT_EQ((*kv)->value.pod(), nullptr) << "nodes are stored as bytes";
+  auto got = registry_.nodes().Get("", "n1");
+  ASSERT_TRUE(got.ok());
+  loop_.RunUntilIdle();
+  ASSERT_EQ(seen1.size(), 1u);
+  ASSERT_EQ(seen2.size(), 1u);
+  EXPECT_EQ(got->get(), beat->get());
+  EXPECT_EQ(seen1[0].get(), beat->get());
+  EXPECT_EQ(seen2[0].get(), beat->get());
+  EXPECT_EQ(seen1[0]->status.conditions[0].last_heartbeat_time, SimLoop::Epoch() + std::chrono::seconds(10));
+}
+
 TEST_F(RegistryTest, UpdateKeepsImmutableFieldsAndStatus) {
   auto created = registry_.pods().Create("ns", MakePod("p"));
   ASSERT_TRUE(created.ok());
@@ -216,6 +254,7 @@ TEST_F(RegistryTest, UnconditionalUpdatesFromManyThreadsLoseNothing) {
   constexpr int kThreads = 4;
   constexpr int kEach = 50;
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([this] {
       for (int i = 0; i < kEach; ++i) {

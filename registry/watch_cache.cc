@@ -61,7 +61,7 @@ Status WatchCache<T>::EnsureStartedLocked(std::unique_lock<std::mutex>& lock) {
   objects_.clear();
   revisions_.clear();
   for (const KeyValue& kv : r->kvs) {
-    auto obj = registry_->Stored(kv.value, kv.key);
+    auto obj = registry_->StoredAt(kv);
     if (!obj.ok()) {  // left out, as a list leaves it out
       registry_->context()->ReportMalformed(kv.key, obj.status());
       continue;
@@ -116,8 +116,7 @@ void WatchCache<T>::OnResponse(uint64_t generation, const WatchResponse& resp) {
     ch.revision = ev.kv.mod_revision;
     ch.key = ev.kv.key;
     if (auto it = objects_.find(ch.key); it != objects_.end()) ch.prev = it->second;
-    auto obj =
-        ev.type == WatchEvent::Type::kPut ? registry_->Stored(ev.kv.value, ev.kv.key) : Result<Ptr>(Ptr());
+    auto obj = ev.type == WatchEvent::Type::kPut ? registry_->StoredAt(ev.kv) : Result<Ptr>(Ptr());
     if (!obj.ok()) {
       // As the registry's watch: an object that turns unreadable is reported and, if a client saw it,
       // DELETED there (its last good state); a list leaves it out from now on.
@@ -243,7 +242,7 @@ Result<std::unique_ptr<RegistryWatch>> WatchCache<T>::Watch(const std::string& n
     return gone(from);  // seen, but dropped from the buffer: the client re-lists, as kube's cacher
   } else if (consistent) {
     for (const KeyValue& kv : listed.kvs) {
-      auto obj = registry_->Stored(kv.value, kv.key);
+      auto obj = registry_->StoredAt(kv);
       if (!obj.ok()) {
         registry_->context()->ReportMalformed(kv.key, obj.status());
         continue;
