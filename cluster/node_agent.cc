@@ -412,10 +412,12 @@ PodStatus NodeAgent::DesiredStatus(const PodState& st) const {
     s.phase = phase::kPending;
   }
   const bool ready = all_running && !st.stopping && s.phase == phase::kRunning;
-  SetCondition(s.conditions, "PodScheduled", true, now, prev.conditions);
+  // In the kubelet's order (generateAPIPodStatus): Initialized, Ready, ContainersReady, PodScheduled.
+  // Ready second also makes every reader's scan for it (IsReady) short.
   SetCondition(s.conditions, "Initialized", true, now, prev.conditions);
-  SetCondition(s.conditions, "ContainersReady", ready, now, prev.conditions);
   SetCondition(s.conditions, "Ready", ready, now, prev.conditions);
+  SetCondition(s.conditions, "ContainersReady", ready, now, prev.conditions);
+  SetCondition(s.conditions, "PodScheduled", true, now, prev.conditions);
   s.host_ip = options_.host_ip;
   s.pod_ip = st.pod_ip;
   s.start_time = st.start_time;

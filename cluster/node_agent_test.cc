@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "cluster/cluster_test_world.h"
 #include "fakes/sim_runtime.h"
 
@@ -65,11 +68,13 @@ TEST_F(NodeAgentTest, RunsBoundPodsAndReportsStatus) {
   EXPECT_TRUE(p->status.start_time.has_value());
   EXPECT_FALSE(p->status.pod_ip.empty());
   EXPECT_EQ(p->status.host_ip, "10.0.0.1");
-  for (const char* c : {"PodScheduled", "Initialized", "ContainersReady", "Ready"}) {
-    bool found = false;
-    for (const PodCondition& pc : p->status.conditions) found |= pc.type == c && pc.status == "True";
-    EXPECT_TRUE(found) << c;
+  // The kubelet's order: Initialized, Ready, ContainersReady, PodScheduled.
+  std::vector<std::string> types;
+  for (const PodCondition& pc : p->status.conditions) {
+    types.push_back(pc.type);
+    EXPECT_EQ(pc.status, "True") << pc.type;
   }
+  EXPECT_EQ(types, (std::vector<std::string>{"Initialized", "Ready", "ContainersReady", "PodScheduled"}));
   EXPECT_EQ(w_.GetPod("other")->status.phase, phase::kPending) << "not this node's pod";
   EXPECT_EQ(runtime_.running(), 1u);
 }

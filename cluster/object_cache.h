@@ -6,7 +6,8 @@
 //
 // Handlers: on_upsert(old_or_null, new) for ADDED/MODIFIED (and for objects found by a re-list),
 // on_delete(last_state) for DELETED (and for objects a re-list no longer finds). Objects are keyed by
-// "namespace/name" ("name" for cluster-scoped kinds) in std::map order (deterministic iteration).
+// "namespace/name" ("name" for cluster-scoped kinds) in a hash map (an event costs one hash lookup);
+// objects() gives them in key order (deterministic iteration), sorted on each call.
 //
 // Thread-safety: none. Every call and every callback must run on the Executor's thread: the client's
 // callbacks are expected there (the in-process client posts to the executor; production wraps its
@@ -14,11 +15,14 @@
 #ifndef RCSIM_CLUSTER_OBJECT_CACHE_H_
 #define RCSIM_CLUSTER_OBJECT_CACHE_H_
 
+#include <algorithm>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "engine/api_client.h"
 #include "engine/executor.h"
@@ -60,7 +64,13 @@ class ObjectCache {
     auto it = state_->objects.find(key);
     return it == state_->objects.end() ? nullptr : it->second;
   }
-  const std::map<std::string, Ptr>& objects() const { return state_->objects; }
+  // Every cached object in key order: a sorted snapshot, O(n log n); for periodic passes, not per event.
+  std::vector<std::pair<std::string, Ptr>> objects() const {
+    std::vector<std::pair<std::string, Ptr>> out(state_->objects.begin(), state_->objects.end());
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    return out;
+  }
+  std::size_t size() const { return state_->objects.size(); }
   bool synced() const { return state_->synced; }
   uint64_t relists() const { return state_->relists; }
 
@@ -81,7 +91,7 @@ class ObjectCache {
     bool synced = false;
     uint64_t relists = 0;
     uint64_t generation = 0;  // bumped per (re-)list; stale watch callbacks are ignored
-    std::map<std::string, Ptr> objects;
+    std::unordered_map<std::string, Ptr> objects;
     std::unique_ptr<ApiWatch> watch;
   };
 
@@ -110,16 +120,20 @@ class ObjectCache {
         RelistLater(s);
         return;
       }
-      std::map<std::string, bool> listed;
-      for (const Ptr& obj : r->items) listed[KeyOf(*obj)] = true;
+      std::unordered_set<std::string> listed;
+      for (const Ptr& obj : r->items) listed.insert(KeyOf(*obj));
       std::vector<std::string> gone;
       for (const auto& [key, obj] : s->objects) {
         if (!listed.count(key)) gone.push_back(key);
       }
+      std::sort(gone.begin(), gone.end());  // deletes delivered in key order
       for (const std::string& key : gone) Remove(*s, key);
       for (const Ptr& obj : r->items) {
-        Ptr cur = s->objects.count(KeyOf(*obj)) ? s->objects[KeyOf(*obj)] : nullptr;
-        if (cur && cur->metadata.resource_version == obj->metadata.resource_version) continue;
+        auto cur = s->objects.find(KeyOf(*obj));
+        if (cur != s->objects.end() &&
+            cur->second->metadata.resource_version == obj->metadata.resource_version) {
+          continue;
+        }
         Upsert(*s, obj);
       }
       s->synced = true;

@@ -56,11 +56,23 @@ int64_t Scheduler::node_load(const std::string& node) const {
   return it == slots_.end() ? 0 : it->second.load + it->second.reserved;
 }
 
+bool Scheduler::NodeSlot::Fits() const { return exists && schedulable && load + reserved < capacity; }
+
+template <typename F>
+void Scheduler::ChangeSlot(const std::string& name, F change) {
+  auto it = slots_.try_emplace(name).first;
+  NodeSlot& slot = it->second;
+  if (slot.Fits()) fitting_.erase({slot.load + slot.reserved, &it->first});
+  change(slot);
+  if (slot.Fits()) fitting_.insert({slot.load + slot.reserved, &it->first});
+}
+
 void Scheduler::RefreshNode(const std::string& name, const NodePtr& node) {
-  NodeSlot& slot = slots_[name];
-  slot.exists = node != nullptr;
-  slot.schedulable = node && Schedulable(*node);
-  slot.capacity = node ? NodePodCapacity(*node, options_.default_pod_capacity) : 0;
+  ChangeSlot(name, [&](NodeSlot& slot) {
+    slot.exists = node != nullptr;
+    slot.schedulable = node && Schedulable(*node);
+    slot.capacity = node ? NodePodCapacity(*node, options_.default_pod_capacity) : 0;
+  });
 }
 
 void Scheduler::Trace(const std::string& event) {
@@ -68,13 +80,13 @@ void Scheduler::Trace(const std::string& event) {
 }
 
 void Scheduler::Account(const PodPtr& pod, int delta) {
-  if (pod && Occupies(*pod)) slots_[pod->spec.node_name].load += delta;
+  if (pod && Occupies(*pod)) ChangeSlot(pod->spec.node_name, [delta](NodeSlot& slot) { slot.load += delta; });
 }
 
 void Scheduler::Land(const std::string& key) {
   auto it = landing_.find(key);
   if (it == landing_.end()) return;
-  --slots_[it->second].reserved;
+  ChangeSlot(it->second, [](NodeSlot& slot) { --slot.reserved; });
   landing_.erase(it);
 }
 
@@ -140,18 +152,8 @@ void Scheduler::Pump() {
 }
 
 std::string Scheduler::PickNode() const {
-  const std::string* best = nullptr;
-  int64_t best_load = 0;
-  for (const auto& [name, slot] : slots_) {
-    if (!slot.exists || !slot.schedulable) continue;
-    const int64_t load = slot.load + slot.reserved;
-    if (load >= slot.capacity) continue;
-    if (best == nullptr || load < best_load) {
-      best = &name;
-      best_load = load;
-    }
-  }
-  return best == nullptr ? std::string() : *best;
+  // The least loaded node with room, ties by name: the first of the (load, name) order.
+  return fitting_.empty() ? std::string() : *fitting_.begin()->second;
 }
 
 void Scheduler::TrySchedule(const std::string& key) {
@@ -165,7 +167,7 @@ void Scheduler::TrySchedule(const std::string& key) {
   }
   unschedulable_.erase(key);
   binding_[key] = node;
-  ++slots_[node].reserved;
+  ChangeSlot(node, [](NodeSlot& slot) { ++slot.reserved; });
   Binding b;
   b.metadata.name = pod->metadata.name;
   b.metadata.namespace_ = pod->metadata.namespace_;
@@ -174,14 +176,14 @@ void Scheduler::TrySchedule(const std::string& key) {
   cluster_->BindPod(pod->metadata.namespace_, std::move(b), [this, alive = alive_, key, node](Status s) {
     if (!*alive) return;
     binding_.erase(key);
-    --slots_[node].reserved;
+    ChangeSlot(node, [](NodeSlot& slot) { --slot.reserved; });
     if (s.ok()) {
       ++counters_.binds;
       // Counted against the node until the watch shows it bound.
       PodPtr cached = pods_->Get(key);
       if (cached && cached->spec.node_name.empty()) {
         landing_[key] = node;
-        ++slots_[node].reserved;
+        ChangeSlot(node, [](NodeSlot& slot) { ++slot.reserved; });
       }
       Trace("bind " + key + " " + node);
       return;

@@ -22,6 +22,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "cluster/object_cache.h"
 #include "engine/api_client.h"
@@ -83,17 +84,29 @@ class Scheduler {
   Executor* const executor_;
   TraceSink* const trace_;
 
-  // Per node name: what PickNode needs, kept current as nodes and pods change (PickNode runs per pod
-  // over every node: no parsing and no lookups there).
+  // Per node name: what PickNode needs, kept current as nodes and pods change, and the nodes with
+  // room ordered by (load + reserved, name), so that PickNode, which runs per pod, is O(1) and a
+  // change of one node's load O(log nodes).
   struct NodeSlot {
     int64_t load = 0;      // occupying pods (from the cache)
     int64_t reserved = 0;  // binds in flight, and binds done but not yet seen bound
     bool exists = false;   // in the node cache
     bool schedulable = false;
     int64_t capacity = 0;
+    bool Fits() const;  // exists, schedulable, and load + reserved < capacity
+  };
+  struct ByLoadThenName {
+    bool operator()(const std::pair<int64_t, const std::string*>& a,
+                    const std::pair<int64_t, const std::string*>& b) const {
+      return a.first != b.first ? a.first < b.first : *a.second < *b.second;
+    }
   };
   void RefreshNode(const std::string& name, const NodePtr& node);
-  std::map<std::string, NodeSlot> slots_;
+  // Applies `change` to the node's slot (created if absent) and keeps fitting_ in step.
+  template <typename F>
+  void ChangeSlot(const std::string& name, F change);
+  std::map<std::string, NodeSlot> slots_;  // never erased: fitting_ points at its keys
+  std::set<std::pair<int64_t, const std::string*>, ByLoadThenName> fitting_;
   std::map<std::string, std::string> binding_;  // pod key -> node of the bind in flight
   std::map<std::string, std::string> landing_;  // pod key -> node bound, not yet seen bound
   std::deque<std::string> queue_;
