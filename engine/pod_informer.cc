@@ -173,10 +173,30 @@ void PodInformer::Upsert(const PodPtr& pod) {
   std::optional<int64_t> old_rv = ResourceVersionNumber(old->metadata.resource_version);
   std::optional<int64_t> new_rv = ResourceVersionNumber(pod->metadata.resource_version);
   if (old_rv && new_rv && *new_rv < *old_rv) return;  // stale
-  Unindex(old);
   it->second = pod;
-  Index(pod);
+  if (!Reindex(key, old, pod)) {
+    Unindex(old);
+    Index(pod);
+  }
   if (handlers_.on_update) handlers_.on_update(old, pod);
+}
+
+bool PodInformer::Reindex(const std::string& key, const PodPtr& old, const PodPtr& pod) {
+  // Most updates (binding, status) keep the controller ref: the pod stays in its owner's bucket, in
+  // place, and only the tally moves (what Unindex then Index would do, without the erase and insert).
+  const OwnerReference* old_ref = old->metadata.ControllerRef();
+  const OwnerReference* ref = pod->metadata.ControllerRef();
+  if (old_ref == nullptr || ref == nullptr || old_ref->uid != ref->uid) return false;
+  auto bucket = by_owner_.find(ref->uid);
+  if (bucket == by_owner_.end()) return false;
+  auto entry = bucket->second.find(key);
+  if (entry == bucket->second.end()) return false;
+  entry->second = pod;
+  if (auto t = tallies_.find(ref->uid); t != tallies_.end()) {
+    Count(*old, t->second.spec, -1, t->second.tally);
+    Count(*pod, t->second.spec, +1, t->second.tally);
+  }
+  return true;
 }
 
 void PodInformer::Remove(const std::string& key) {

@@ -98,6 +98,8 @@ class PodInformer {
   void Remove(const std::string& key);
   void Index(const PodPtr& pod);
   void Unindex(const PodPtr& pod);
+  // An update that keeps the controller ref, in place: false (nothing done) when it does not apply.
+  bool Reindex(const std::string& key, const PodPtr& old, const PodPtr& pod);
   struct Tracked {
     ClaimSpec spec;
     Tally tally;

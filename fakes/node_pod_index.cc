@@ -175,7 +175,7 @@ void NodePodIndex::Apply(const PodPtr& pod, bool deleted, int64_t revision) {
   if (node.empty()) return;
   const bool added = known == node_of_.end();
   by_node_[node][key] = pod;
-  node_of_[key] = node;
+  if (added) node_of_.emplace(key, node);
   Emit(node, added ? Type::kAdded : Type::kModified, pod, revision);
 }
 

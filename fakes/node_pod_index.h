@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -104,8 +105,10 @@ class NodePodIndex {
   bool synced_ = false;
   int64_t revision_ = 0;   // last revision applied
   int64_t log_floor_ = 0;  // the log holds every node event after this revision
-  std::map<std::string, std::map<std::string, PodPtr>> by_node_;  // node -> key -> pod
-  std::map<std::string, std::string> node_of_;                    // key -> node
+  // node -> key -> pod (in key order: what a list returns), and key -> node; hash maps where no
+  // order is needed (one lookup per event).
+  std::unordered_map<std::string, std::map<std::string, PodPtr>> by_node_;
+  std::unordered_map<std::string, std::string> node_of_;
   std::deque<Entry> log_;
   std::multimap<std::string, SubscriberPtr> subscribers_;  // by node
   std::vector<std::function<void()>> waiting_lists_;       // lists asked before the first sync

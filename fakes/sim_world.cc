@@ -234,6 +234,16 @@ void SimWorld::ApplyPod(const std::string& key, const PodPtr& pod, int64_t revis
   auto running = [](const PodPtr& p) { return p && IsActive(*p) && p->status.phase == phase::kRunning; };
   active_pods_ += static_cast<int>(last_change_.is_active) - static_cast<int>(last_change_.was_active);
   running_pods_ += static_cast<int>(running(pod)) - static_cast<int>(running(old));
+  if (old && pod && last_change_.owner_before == last_change_.owner_after) {
+    // Same owner (most changes: binding, status): its group keeps the key; only the tallies move.
+    auto owner = pods_by_owner_.find({meta.namespace_, last_change_.owner_before});
+    if (owner != pods_by_owner_.end()) {
+      it->second = pod;
+      Contribute(owner->second, meta.namespace_, last_change_.owner_before, *old, -1);
+      Contribute(owner->second, meta.namespace_, last_change_.owner_after, *pod, +1);
+      return;
+    }
+  }
   if (old) {
     auto owner = pods_by_owner_.find({meta.namespace_, last_change_.owner_before});
     if (owner != pods_by_owner_.end()) {
