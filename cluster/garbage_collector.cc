@@ -162,7 +162,7 @@ void GarbageCollector::LookUpOwner(const std::string& ns, const OwnerReference& 
   if (!looking_up_.insert(ref.uid).second) return;
   ++counters_.owner_lookups;
   const std::string uid = ref.uid;
-  api_->controllers().Get(ns, ref.name, [this, alive = alive_, uid](Result<ControllerPtr> r) {
+  api_->controllers().Get(ns, ref.name, [this, alive = alive_, uid](const Result<ControllerPtr>& r) {
     if (!*alive) return;
     looking_up_.erase(uid);
     if (r.ok() && (*r)->metadata.uid == uid) return;              // present: the cache will show it
@@ -234,31 +234,32 @@ void GarbageCollector::RemoveFinalizerIfNoDependents(const ControllerPtr& rc, co
   const std::string rc_key = ObjectCache<ReplicationController>::KeyOf(*rc);
   ListOptions opts;
   opts.label_selector = LabelSelector::FromMap(rc->spec.selector);
-  api_->pods().List(rc->metadata.namespace_, opts,
-                    [this, alive = alive_, verify_key, rc_key, uid, finalizer](Result<ObjectList<Pod>> r) {
-                      if (!*alive) return;
-                      in_flight_.erase(verify_key);
-                      if (!r.ok()) return;  // the resync retries every deleting owner
-                      const bool orphan = std::string_view(finalizer) == kOrphanFinalizer;
-                      bool left = false;
-                      for (const PodPtr& p : r->items) {
-                        for (const OwnerReference& ref : p->metadata.owner_references) {
-                          if (ref.uid != uid) continue;
-                          if (orphan) {
-                            RemoveReferences(p, {uid});
-                            left = true;
-                          } else {
-                            if (!p->metadata.deletion_timestamp) DeleteDependent(p);
-                            left = left || ref.block_owner_deletion;
-                          }
-                        }
-                      }
-                      if (left) return;  // the writes' outcomes bring this owner back
-                      const ControllerPtr now = rcs_->Get(rc_key);
-                      if (now && now->metadata.uid == uid && HasFinalizer(now->metadata, finalizer)) {
-                        RemoveFinalizer(now, finalizer);
-                      }
-                    });
+  api_->pods().List(
+      rc->metadata.namespace_, opts,
+      [this, alive = alive_, verify_key, rc_key, uid, finalizer](const Result<ObjectList<Pod>>& r) {
+        if (!*alive) return;
+        in_flight_.erase(verify_key);
+        if (!r.ok()) return;  // the resync retries every deleting owner
+        const bool orphan = std::string_view(finalizer) == kOrphanFinalizer;
+        bool left = false;
+        for (const PodPtr& p : r->items) {
+          for (const OwnerReference& ref : p->metadata.owner_references) {
+            if (ref.uid != uid) continue;
+            if (orphan) {
+              RemoveReferences(p, {uid});
+              left = true;
+            } else {
+              if (!p->metadata.deletion_timestamp) DeleteDependent(p);
+              left = left || ref.block_owner_deletion;
+            }
+          }
+        }
+        if (left) return;  // the writes' outcomes bring this owner back
+        const ControllerPtr now = rcs_->Get(rc_key);
+        if (now && now->metadata.uid == uid && HasFinalizer(now->metadata, finalizer)) {
+          RemoveFinalizer(now, finalizer);
+        }
+      });
 }
 
 void GarbageCollector::RemoveReferences(const PodPtr& pod, const std::set<std::string>& uids) {
@@ -270,7 +271,7 @@ void GarbageCollector::RemoveReferences(const PodPtr& pod, const std::set<std::s
       std::remove_if(refs.begin(), refs.end(), [&](const OwnerReference& r) { return uids.count(r.uid); }),
       refs.end());
   const std::string rv = pod->metadata.resource_version;
-  api_->pods().Update(std::move(next), [this, alive = alive_, key, rv, uids](Result<PodPtr> r) {
+  api_->pods().Update(std::move(next), [this, alive = alive_, key, rv, uids](const Result<PodPtr>& r) {
     if (!*alive) return;
     in_flight_.erase(key);
     if (r.ok()) {
@@ -295,18 +296,18 @@ void GarbageCollector::RemoveFinalizer(const ControllerPtr& rc, const char* fina
   f.erase(std::remove(f.begin(), f.end(), std::string(finalizer)), f.end());
   const std::string uid = rc->metadata.uid;
   const std::string name = ObjectCache<ReplicationController>::KeyOf(*rc);
-  api_->controllers().Update(std::move(next),
-                             [this, alive = alive_, key, uid, name, finalizer](Result<ControllerPtr> r) {
-                               if (!*alive) return;
-                               in_flight_.erase(key);
-                               if (r.ok()) {
-                                 ++counters_.finalizers_removed;
-                                 Trace(std::string("finalize ") + name + " " + finalizer);
-                               } else if (r.status().code() == Code::kConflict) {
-                                 dirty_owners_.insert(uid);
-                                 Post();
-                               }
-                             });
+  api_->controllers().Update(
+      std::move(next), [this, alive = alive_, key, uid, name, finalizer](const Result<ControllerPtr>& r) {
+        if (!*alive) return;
+        in_flight_.erase(key);
+        if (r.ok()) {
+          ++counters_.finalizers_removed;
+          Trace(std::string("finalize ") + name + " " + finalizer);
+        } else if (r.status().code() == Code::kConflict) {
+          dirty_owners_.insert(uid);
+          Post();
+        }
+      });
 }
 
 bool GarbageCollector::CacheMovedOn(const std::string& key, const std::string& resource_version) const {
@@ -327,7 +328,7 @@ void GarbageCollector::DeleteDependent(const PodPtr& pod) {
   for (const OwnerReference& ref : pod->metadata.owner_references) owners.insert(ref.uid);
   api_->pods().Delete(
       pod->metadata.namespace_, pod->metadata.name, opts,
-      [this, alive = alive_, key, rv = pod->metadata.resource_version, owners](Result<PodPtr> r) {
+      [this, alive = alive_, key, rv = pod->metadata.resource_version, owners](const Result<PodPtr>& r) {
         if (!*alive) return;
         in_flight_.erase(key);
         if (r.ok()) {

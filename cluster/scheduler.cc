@@ -173,29 +173,30 @@ void Scheduler::TrySchedule(const std::string& key) {
   b.metadata.namespace_ = pod->metadata.namespace_;
   b.metadata.uid = pod->metadata.uid;
   b.target_name = node;
-  cluster_->BindPod(pod->metadata.namespace_, std::move(b), [this, alive = alive_, key, node](Status s) {
-    if (!*alive) return;
-    binding_.erase(key);
-    ChangeSlot(node, [](NodeSlot& slot) { --slot.reserved; });
-    if (s.ok()) {
-      ++counters_.binds;
-      // Counted against the node until the watch shows it bound.
-      PodPtr cached = pods_->Get(key);
-      if (cached && cached->spec.node_name.empty()) {
-        landing_[key] = node;
-        ChangeSlot(node, [](NodeSlot& slot) { ++slot.reserved; });
-      }
-      Trace("bind " + key + " " + node);
-      return;
-    }
-    if (s.code() == Code::kConflict || s.code() == Code::kNotFound) {
-      ++counters_.bind_conflicts;
-      return;
-    }
-    executor_->Schedule(options_.retry_delay, [this, alive, key] {
-      if (*alive) Enqueue(key);
-    });
-  });
+  cluster_->BindPod(pod->metadata.namespace_, std::move(b),
+                    [this, alive = alive_, key, node](const Status& s) {
+                      if (!*alive) return;
+                      binding_.erase(key);
+                      ChangeSlot(node, [](NodeSlot& slot) { --slot.reserved; });
+                      if (s.ok()) {
+                        ++counters_.binds;
+                        // Counted against the node until the watch shows it bound.
+                        PodPtr cached = pods_->Get(key);
+                        if (cached && cached->spec.node_name.empty()) {
+                          landing_[key] = node;
+                          ChangeSlot(node, [](NodeSlot& slot) { ++slot.reserved; });
+                        }
+                        Trace("bind " + key + " " + node);
+                        return;
+                      }
+                      if (s.code() == Code::kConflict || s.code() == Code::kNotFound) {
+                        ++counters_.bind_conflicts;
+                        return;
+                      }
+                      executor_->Schedule(options_.retry_delay, [this, alive, key] {
+                        if (*alive) Enqueue(key);
+                      });
+                    });
 }
 
 void Scheduler::MarkUnschedulable(const PodPtr& pod) {
@@ -225,7 +226,7 @@ void Scheduler::MarkUnschedulable(const PodPtr& pod) {
   }
   ++counters_.unschedulable;
   Trace("unschedulable " + ObjectCache<Pod>::KeyOf(*pod));
-  api_->pods().UpdateStatus(std::move(next), [](Result<PodPtr>) {});
+  api_->pods().UpdateStatus(std::move(next), [](const Result<PodPtr>&) {});
 }
 
 }  // namespace rcsim
