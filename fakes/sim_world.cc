@@ -95,7 +95,8 @@ EventRegistry& SimWorld::events() { return *events_; }
 
 void SimWorld::StartManager() {
   if (manager_ || other_manager_) return;
-  manager_rng_ = std::make_unique<Mt19937Rng>(DeriveSeed(options_.seed, kManagerStreamBase + manager_starts_));
+  manager_rng_ =
+      std::make_unique<Mt19937Rng>(DeriveSeed(options_.seed, kManagerStreamBase + manager_starts_));
   ++manager_starts_;
   trace_.Record("world", "manager-start " + std::to_string(manager_starts_));
   if (options_.manager_factory) {
@@ -284,8 +285,8 @@ void SimWorld::ApplyController(const std::string& key, const ControllerPtr& rc, 
   }
 }
 
-void SimWorld::Contribute(OwnerGroup& group, const std::string& ns, const std::string& owner,
-                          const Pod& pod, int sign) {
+void SimWorld::Contribute(OwnerGroup& group, const std::string& ns, const std::string& owner, const Pod& pod,
+                          int sign) {
   if (owner.empty() || !IsActive(pod)) return;
   auto it = controllers_.find(ControllerKey(ns, owner));
   if (it == controllers_.end()) return;

@@ -169,8 +169,7 @@ class SimWorld {
   // Synchronous helpers for tests and the harness: they run the loop until the operation completes
   // (or 60 virtual seconds passed: kTimeout).
   Result<ControllerPtr> CreateController(const ReplicationController& rc);
-  Result<ControllerPtr> ScaleController(const std::string& ns, const std::string& name,
-                                        int32_t replicas);
+  Result<ControllerPtr> ScaleController(const std::string& ns, const std::string& name, int32_t replicas);
   Status DeleteController(const std::string& ns, const std::string& name);
   Status KillPod(const std::string& ns, const std::string& name);
   void RunFor(Duration d);
@@ -215,8 +214,8 @@ class SimWorld {
 
   // Mirror of the store (ground truth for checkers).
   std::unique_ptr<Watch> mirror_watch_;
-  std::map<std::string, PodPtr> pods_;                        // by store key
-  std::map<std::string, ControllerPtr> controllers_;          // by store key
+  std::map<std::string, PodPtr> pods_;                // by store key
+  std::map<std::string, ControllerPtr> controllers_;  // by store key
   // (ns, owner controller name or "" for orphans) -> its pods, and (owned groups only) the counts of
   // those that View counts for the controller of that name: uid matches, selector matches.
   struct OwnerGroup {

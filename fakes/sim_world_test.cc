@@ -137,8 +137,8 @@ TEST(SimWorldTest, OneControllerConvergesThroughTheFullStack) {
   EXPECT_FALSE(world.View("default", "missing").exists);
   EXPECT_EQ(world.ControllerKeys(), std::vector<std::string>{"default/web"});
   // The status catches up.
-  ASSERT_TRUE(world.RunUntil([&] { return world.View("default", "web").status.ready_replicas == 3; },
-                             minutes(1)));
+  ASSERT_TRUE(
+      world.RunUntil([&] { return world.View("default", "web").status.ready_replicas == 3; }, minutes(1)));
 }
 
 TEST(SimWorldTest, ViewCountsOrphansThatMatchButNotPodsOfOtherControllers) {
@@ -172,10 +172,11 @@ std::string DescribeManager(SimWorld& world) {
   ReplicationManager* m = world.manager();
   if (!m) return "no manager";
   const ManagerMetrics& x = m->metrics();
-  std::string out = " manager: syncs=" + std::to_string(x.syncs) + " sync_errors=" +
-                    std::to_string(x.sync_errors) + " creates=" + std::to_string(x.creates) +
-                    " relists=" + std::to_string(x.relists) + " informer_pods=" +
-                    std::to_string(m->pods().size()) + " world_pods=" + std::to_string(world.pod_count());
+  std::string out = " manager: syncs=" + std::to_string(x.syncs) +
+                    " sync_errors=" + std::to_string(x.sync_errors) +
+                    " creates=" + std::to_string(x.creates) + " relists=" + std::to_string(x.relists) +
+                    " informer_pods=" + std::to_string(m->pods().size()) +
+                    " world_pods=" + std::to_string(world.pod_count());
   for (const std::string& key : world.ControllerKeys()) {
     ControllerPtr rc = m->controllers().Get(key);
     std::string exp_key = rc ? ExpectationsKey(*rc) : key;

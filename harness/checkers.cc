@@ -203,7 +203,8 @@ ExpectationOutcome CheckStatusMatches(const StatusMatchesExpect& c, const Scenar
     PodPtr pod = world.GetPod(key.substr(0, slash), key.substr(slash + 1));
     if (!pod || !IsActive(*pod)) continue;
     ++want.replicas;
-    if (template_labels && SelectorMapMatches(*template_labels, pod->metadata.labels)) ++want.fully_labeled_replicas;
+    if (template_labels && SelectorMapMatches(*template_labels, pod->metadata.labels))
+      ++want.fully_labeled_replicas;
     if (IsReady(*pod)) ++want.ready_replicas;
     if (IsAvailable(*pod, ctl.spec.min_ready_seconds, now)) ++want.available_replicas;
   }
@@ -220,7 +221,8 @@ ExpectationOutcome CheckStatusMatches(const StatusMatchesExpect& c, const Scenar
   o.measured = json{{"status", to_json(got)}, {"observed", to_json(want)}};
   if (o.passed) {
     o.detail = "status matches (replicas " + std::to_string(got.replicas) + ", ready " +
-               std::to_string(got.ready_replicas) + ", generation " + std::to_string(got.observed_generation) + ")";
+               std::to_string(got.ready_replicas) + ", generation " +
+               std::to_string(got.observed_generation) + ")";
   } else {
     o.detail = "status " + to_json(got).dump() + " but observed " + to_json(want).dump();
   }

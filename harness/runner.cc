@@ -160,7 +160,8 @@ RunResult RunScenario(const Scenario& s, uint64_t seed, const RunOptions& option
     r.passed = r.passed && o.passed;
     if (std::holds_alternative<ConvergedExpect>(e.spec)) {
       if (o.measured.is_number()) {
-        Duration d = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(o.measured.get<double>()));
+        Duration d =
+            std::chrono::duration_cast<Duration>(std::chrono::duration<double>(o.measured.get<double>()));
         r.convergence = r.convergence ? std::max(*r.convergence, d) : d;
       } else {
         r.any_not_converged = true;
@@ -181,8 +182,7 @@ RunResult RunScenario(const Scenario& s, uint64_t seed, const RunOptions& option
   r.trace_digest = world.digest();
   r.trace_lines = world.trace().line_count();
   if (options.keep_trace) r.trace = world.trace().lines();
-  r.wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;
 }
 

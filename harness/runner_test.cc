@@ -212,7 +212,8 @@ TEST(RunnerTest, TraceKeptForReplay) {
   RunResult r = RunScenario(s, 7, o);
   ASSERT_EQ(r.trace.size(), r.trace_lines);
   bool saw_kill = false;
-  for (const std::string& line : r.trace) saw_kill = saw_kill || line.find("scenario kill_pod default/web-") != std::string::npos;
+  for (const std::string& line : r.trace)
+    saw_kill = saw_kill || line.find("scenario kill_pod default/web-") != std::string::npos;
   EXPECT_TRUE(saw_kill);
   EXPECT_EQ(RunScenario(s, 7).trace_digest, r.trace_digest);
 }
@@ -321,8 +322,8 @@ TEST(RunnerTest, NeverAboveRefusesLateOrphansWithAWindow) {
 }
 
 TEST(FirstConvergedAtTest, UsesTheStateAtAfterThenLaterPoints) {
-  std::vector<SeriesPoint> series = {{seconds(0), 10, 0, 0}, {seconds(2), 10, 10, 10}, {seconds(30), 10, 5, 5},
-                                     {seconds(32), 10, 10, 10}};
+  std::vector<SeriesPoint> series = {
+      {seconds(0), 10, 0, 0}, {seconds(2), 10, 10, 10}, {seconds(30), 10, 5, 5}, {seconds(32), 10, 10, 10}};
   EXPECT_EQ(FirstConvergedAt(series, seconds(0)), seconds(2));
   EXPECT_EQ(FirstConvergedAt(series, seconds(10)), seconds(10));  // already converged at `after`
   EXPECT_EQ(FirstConvergedAt(series, seconds(30)), seconds(32));

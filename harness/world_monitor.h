@@ -132,7 +132,7 @@ class WorldMonitor {
   TimePoint origin_;
   Duration last_change_{0};
   uint64_t changes_ = 0;
-  std::map<std::string, Tracked> controllers_;  // by "ns/name"
+  std::map<std::string, Tracked> controllers_;     // by "ns/name"
   std::unordered_map<std::string, PodSeen> pods_;  // last state seen, by "ns/name"
   std::vector<Tracked*> touched_;
   Counts totals_now_;

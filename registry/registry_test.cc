@@ -1,9 +1,9 @@
 #include "registry/registry.h"
 
+#include <gtest/gtest.h>
+
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "engine/codec.h"
 #include "fakes/mem_store.h"
@@ -260,8 +260,7 @@ TEST_F(RegistryTest, UnconditionalUpdatesFromManyThreadsLoseNothing) {
       for (int i = 0; i < kEach; ++i) {
         auto r = registry_.controllers().GuaranteedUpdate(
             "ns", "web", "",
-            [](const ReplicationController& stored)
-                -> Result<std::shared_ptr<ReplicationController>> {
+            [](const ReplicationController& stored) -> Result<std::shared_ptr<ReplicationController>> {
               auto next = std::make_shared<ReplicationController>(stored);
               ++next->spec.replicas;
               return next;

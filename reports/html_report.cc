@@ -77,22 +77,22 @@ std::string SeriesSvg(const std::vector<SeriesPoint>& series, Duration virtual_t
   }
   double x_step = NiceStep(t_end, 6);
   for (double t = 0; t <= t_end + 1e-9; t += x_step) {
-    svg += "<line class=\"tickmark\" x1=\"" + Num(X(t)) + "\" x2=\"" + Num(X(t)) + "\" y1=\"" + Num(kTop + ph) +
-           "\" y2=\"" + Num(kTop + ph + 4) + "\"/><text class=\"tick\" x=\"" + Num(X(t)) + "\" y=\"" +
-           Num(kTop + ph + 16) + "\" text-anchor=\"middle\">" + Secs(t) + "</text>";
+    svg += "<line class=\"tickmark\" x1=\"" + Num(X(t)) + "\" x2=\"" + Num(X(t)) + "\" y1=\"" +
+           Num(kTop + ph) + "\" y2=\"" + Num(kTop + ph + 4) + "\"/><text class=\"tick\" x=\"" + Num(X(t)) +
+           "\" y=\"" + Num(kTop + ph + 16) + "\" text-anchor=\"middle\">" + Secs(t) + "</text>";
   }
-  svg += "<line class=\"axis\" x1=\"" + Num(kLeft) + "\" x2=\"" + Num(kLeft + pw) + "\" y1=\"" + Num(kTop + ph) +
-         "\" y2=\"" + Num(kTop + ph) + "\"/><line class=\"axis\" x1=\"" + Num(kLeft) + "\" x2=\"" + Num(kLeft) +
-         "\" y1=\"" + Num(kTop) + "\" y2=\"" + Num(kTop + ph) + "\"/>";
+  svg += "<line class=\"axis\" x1=\"" + Num(kLeft) + "\" x2=\"" + Num(kLeft + pw) + "\" y1=\"" +
+         Num(kTop + ph) + "\" y2=\"" + Num(kTop + ph) + "\"/><line class=\"axis\" x1=\"" + Num(kLeft) +
+         "\" x2=\"" + Num(kLeft) + "\" y1=\"" + Num(kTop) + "\" y2=\"" + Num(kTop + ph) + "\"/>";
   svg += "<text class=\"label\" x=\"" + Num(kLeft + pw / 2) + "\" y=\"" + Num(kHeight - 4) +
          "\" text-anchor=\"middle\">virtual time</text></g>\n";
   // Event marks under the series.
   for (const EventMark& e : events) {
     double x = X(ToSeconds(e.at));
-    svg += "<g class=\"event-mark\" data-kind=\"" + XmlEscape(e.kind) + "\"><title>" + XmlEscape(Secs(ToSeconds(e.at))) +
-           " " + XmlEscape(e.text) + "</title><line x1=\"" + Num(x) + "\" x2=\"" + Num(x) + "\" y1=\"" + Num(kTop) +
-           "\" y2=\"" + Num(kTop + ph) + "\"/><text x=\"" + Num(x + 3) + "\" y=\"" + Num(kTop + 10) + "\">" +
-           XmlEscape(e.kind) + "</text></g>\n";
+    svg += "<g class=\"event-mark\" data-kind=\"" + XmlEscape(e.kind) + "\"><title>" +
+           XmlEscape(Secs(ToSeconds(e.at))) + " " + XmlEscape(e.text) + "</title><line x1=\"" + Num(x) +
+           "\" x2=\"" + Num(x) + "\" y1=\"" + Num(kTop) + "\" y2=\"" + Num(kTop + ph) + "\"/><text x=\"" +
+           Num(x + 3) + "\" y=\"" + Num(kTop + 10) + "\">" + XmlEscape(e.kind) + "</text></g>\n";
   }
   // Step polylines: a value holds from its point to the next one, and to the end of the run.
   struct Series {
@@ -116,9 +116,9 @@ std::string SeriesSvg(const std::vector<SeriesPoint>& series, Duration virtual_t
   // Legend.
   double lx = kLeft + 8;
   for (const char* name : {"desired", "active", "running"}) {
-    svg += "<g class=\"legend\"><line class=\"series " + std::string(name) + "\" x1=\"" + Num(lx) + "\" x2=\"" +
-           Num(lx + 18) + "\" y1=\"" + Num(kTop - 8) + "\" y2=\"" + Num(kTop - 8) + "\"/><text x=\"" + Num(lx + 22) +
-           "\" y=\"" + Num(kTop - 4) + "\">" + name + "</text></g>";
+    svg += "<g class=\"legend\"><line class=\"series " + std::string(name) + "\" x1=\"" + Num(lx) +
+           "\" x2=\"" + Num(lx + 18) + "\" y1=\"" + Num(kTop - 8) + "\" y2=\"" + Num(kTop - 8) +
+           "\"/><text x=\"" + Num(lx + 22) + "\" y=\"" + Num(kTop - 4) + "\">" + name + "</text></g>";
     lx += 90;
   }
   svg += "\n</svg>";
@@ -242,7 +242,8 @@ std::string CdfSvg(const SwarmStats& s) {
   const double n = static_cast<double>(s.runs);
   for (std::size_t i = 0; i < s.convergence.size(); ++i) {
     double x = X(s.convergence[i]);
-    pts += " " + Num(x) + "," + Num(Y(static_cast<double>(i) / n)) + " " + Num(x) + "," + Num(Y(static_cast<double>(i + 1) / n));
+    pts += " " + Num(x) + "," + Num(Y(static_cast<double>(i) / n)) + " " + Num(x) + "," +
+           Num(Y(static_cast<double>(i + 1) / n));
   }
   pts += " " + Num(X(x_max)) + "," + Num(Y(static_cast<double>(s.convergence.size()) / n));
   svg += "<polyline class=\"series cdf-line\" points=\"" + pts + "\"/>\n</svg>";
@@ -420,7 +421,8 @@ svg text{font-size:11px;fill:#555}
   for (std::size_t i = 0; i < order.size(); ++i) {
     const RunResult& r = *order[i];
     const char* verdict = r.passed ? "PASS" : "FAIL";
-    h += "<section id=\"run-" + std::to_string(i) + "\" class=\"run " + (r.passed ? "pass" : "fail") + "\">\n";
+    h +=
+        "<section id=\"run-" + std::to_string(i) + "\" class=\"run " + (r.passed ? "pass" : "fail") + "\">\n";
     h += "<h2><span class=\"" + std::string(verdict) + "\">" + verdict + "</span> " + XmlEscape(r.scenario) +
          " <small>seed " + std::to_string(r.seed) + " &middot; " + XmlEscape(r.file) + " &middot; virtual " +
          Secs(ToSeconds(r.virtual_time)) + " (" + XmlEscape(r.end_reason) + ") &middot; trace " +
