@@ -41,6 +41,9 @@ NodeAgent::NodeAgent(NodeAgentOptions options, ApiClient* api, ClusterApi* clust
   runtime_->SetExitListener([this, alive = alive_](const std::string& id, int code) {
     if (*alive) OnExit(id, code);
   });
+  runtime_->SetReadinessListener([this, alive = alive_](const std::string& id, bool ready) {
+    if (*alive) OnReadiness(id, ready);
+  });
 }
 
 NodeAgent::~NodeAgent() { *alive_ = false; }
@@ -272,6 +275,7 @@ void NodeAgent::StartContainer(const std::string& uid, std::size_t index) {
       return;
     }
     c.id = *r;
+    c.ready = runtime_->Ready(c.id);
     c.started_at = clock_->Now();
     by_container_[c.id] = {uid, index};
     ++counters_.starts;
@@ -334,6 +338,19 @@ void NodeAgent::OnExit(const std::string& id, int exit_code) {
   WriteStatus(uid);
 }
 
+void NodeAgent::OnReadiness(const std::string& id, bool ready) {
+  auto where = by_container_.find(id);
+  if (where == by_container_.end()) return;
+  const std::string uid = where->second.first;
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return;
+  ContainerState& c = it->second.containers[where->second.second];
+  if (c.id != id || c.ready == ready) return;
+  c.ready = ready;
+  Trace(std::string(ready ? "ready " : "not-ready ") + it->second.key + " " + c.name);
+  WriteStatus(uid);
+}
+
 void NodeAgent::StopPod(const std::string& uid, Duration grace) {
   auto it = pods_.find(uid);
   if (it == pods_.end()) return;
@@ -390,7 +407,7 @@ PodStatus NodeAgent::DesiredStatus(const PodState& st) const {
   const TimePoint now = clock_->Now();
   const PodStatus& prev = st.pod->status;
   PodStatus s;
-  bool all_started = true, all_running = true, all_done = true, all_ok = true;
+  bool all_started = true, all_running = true, all_done = true, all_ok = true, all_ready = true;
   for (const ContainerState& c : st.containers) {
     const bool ran = !c.id.empty() || c.restarts > 0 || c.done;
     all_started = all_started && ran;
@@ -399,7 +416,8 @@ PodStatus NodeAgent::DesiredStatus(const PodState& st) const {
     all_ok = all_ok && c.exit_code == 0;
     ContainerStatus cs;
     cs.name = c.name;
-    cs.ready = !c.id.empty() && !st.stopping;
+    cs.ready = !c.id.empty() && c.ready && !st.stopping;
+    all_ready = all_ready && cs.ready;
     cs.restart_count = c.restarts;
     s.container_statuses.push_back(std::move(cs));
   }
@@ -411,7 +429,7 @@ PodStatus NodeAgent::DesiredStatus(const PodState& st) const {
   } else {
     s.phase = phase::kPending;
   }
-  const bool ready = all_running && !st.stopping && s.phase == phase::kRunning;
+  const bool ready = all_running && all_ready && !st.stopping && s.phase == phase::kRunning;
   // In the kubelet's order (generateAPIPodStatus): Initialized, Ready, ContainersReady, PodScheduled.
   // Ready second also makes every reader's scan for it (IsReady) short.
   SetCondition(s.conditions, "Initialized", true, now, prev.conditions);

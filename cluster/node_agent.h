@@ -6,7 +6,8 @@
 // - Watches the pods bound to it (fieldSelector spec.nodeName=<node>) and starts their containers.
 //   Status goes through pods/status: phase (Pending until every container started, Running, then
 //   Succeeded/Failed once every container has terminated for good), conditions PodScheduled,
-//   Initialized, ContainersReady and Ready (Ready once every container runs; no probes yet),
+//   Initialized, ContainersReady and Ready (Ready once every container runs and passes the runtime's
+//   readiness check, Runtime::Ready, as the prober reports; the agent runs no probes of its own),
 //   containerStatuses (ready, restartCount), podIP, hostIP, startTime.
 // - An exited container is restarted per restartPolicy (Always; OnFailure when the exit code is not
 //   0; Never) after the kubelet's crash-loop backoff: 0 for the first restart, then 10 s doubling to
@@ -90,6 +91,7 @@ class NodeAgent {
     bool done = false;  // terminated and not restarting
     int32_t restarts = 0;
     int exit_code = 0;
+    bool ready = true;  // the runtime's readiness of the current run
     TimePoint started_at{};
     int backoff_step = 0;  // consecutive restarts since the last reset
     TimerId backoff_timer = 0;
@@ -116,6 +118,7 @@ class NodeAgent {
   void Admit(const PodPtr& pod);
   void StartContainer(const std::string& uid, std::size_t index);
   void OnExit(const std::string& id, int exit_code);
+  void OnReadiness(const std::string& id, bool ready);
   void StopPod(const std::string& uid, Duration grace);
   void FinishDeletion(const std::string& uid);
   void WriteStatus(const std::string& uid);

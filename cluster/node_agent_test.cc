@@ -11,6 +11,13 @@
 namespace rcsim {
 namespace {
 
+const PodCondition* FindPodCondition(const PodStatus& status, const std::string& type) {
+  for (const PodCondition& c : status.conditions) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
+
 class NodeAgentTest : public ::testing::Test {
  protected:
   NodeAgentTest() : runtime_(SimRuntimeOptions{}, &w_.loop(), &w_.rng(), "n1") {}
@@ -168,6 +175,57 @@ TEST_F(NodeAgentTest, AContainerThatExitsWhileTheAgentIsStoppedRestartsWhenItSta
   ASSERT_TRUE(w_.RunUntil([&] { return runtime_.running() == 1u && Restarts("web") == 1; },
                           std::chrono::seconds(10)));
   ASSERT_TRUE(w_.RunUntil([&] { return PodIs("web", phase::kRunning, true); }, std::chrono::seconds(5)));
+}
+
+// Readiness comes from the runtime's readiness check (the prober's results): a pod whose containers
+// fail it stays Running with Ready=False (and ContainersReady=False, containerStatuses not ready),
+// through container restarts, until it passes again; Ready then gets a new transition time.
+TEST_F(NodeAgentTest, APodFailingItsReadinessCheckRunsNotReadyUntilItPasses) {
+  PodPtr web = CreateBound("web");
+  PodPtr other = CreateBound("other");
+  StartAgent();
+  ASSERT_TRUE(w_.RunUntil(
+      [&] { return PodIs("web", phase::kRunning, true) && PodIs("other", phase::kRunning, true); },
+      std::chrono::seconds(5)));
+  const TimePoint first_ready = *FindPodCondition(w_.GetPod("web")->status, "Ready")->last_transition_time;
+  w_.loop().RunFor(std::chrono::seconds(5));
+  EXPECT_EQ(runtime_.SetReady(web->metadata.uid, false), 1);
+  EXPECT_EQ(runtime_.SetReady(web->metadata.uid, false), 0) << "no change, nothing reported";
+  ASSERT_TRUE(w_.RunUntil([&] { return PodIs("web", phase::kRunning, false); }, std::chrono::seconds(1)));
+  PodPtr p = w_.GetPod("web");
+  EXPECT_EQ(FindPodCondition(p->status, "ContainersReady")->status, "False");
+  EXPECT_FALSE(p->status.container_statuses[0].ready);
+  EXPECT_TRUE(PodIs("other", phase::kRunning, true)) << "readiness is per pod";
+
+  // A restarted container of a not-ready pod is not ready either.
+  EXPECT_EQ(runtime_.Exit(web->metadata.uid, 137), 1);
+  ASSERT_TRUE(
+      w_.RunUntil([&] { return Restarts("web") == 1 && runtime_.running() == 2; }, std::chrono::seconds(5)));
+  w_.loop().RunFor(std::chrono::seconds(1));
+  EXPECT_TRUE(PodIs("web", phase::kRunning, false));
+
+  EXPECT_EQ(runtime_.SetReady(web->metadata.uid, true), 1);
+  ASSERT_TRUE(w_.RunUntil([&] { return PodIs("web", phase::kRunning, true); }, std::chrono::seconds(1)));
+  p = w_.GetPod("web");
+  EXPECT_GT(*FindPodCondition(p->status, "Ready")->last_transition_time, first_ready)
+      << "ready again: minReadySeconds counts from now";
+  EXPECT_TRUE(p->status.container_statuses[0].ready);
+}
+
+// Two changes within one instant: the agent writes what holds (the report carries the current value).
+TEST_F(NodeAgentTest, ReadinessFlippedTwiceInOneInstantEndsAsTheLastSetting) {
+  PodPtr web = CreateBound("web");
+  StartAgent();
+  ASSERT_TRUE(w_.RunUntil([&] { return PodIs("web", phase::kRunning, true); }, std::chrono::seconds(5)));
+  runtime_.SetReady(web->metadata.uid, false);
+  runtime_.SetReady(web->metadata.uid, true);
+  w_.loop().RunFor(std::chrono::seconds(1));
+  EXPECT_TRUE(PodIs("web", phase::kRunning, true));
+  runtime_.SetReady(web->metadata.uid, false);
+  runtime_.SetReady(web->metadata.uid, true);
+  runtime_.SetReady(web->metadata.uid, false);
+  w_.loop().RunFor(std::chrono::seconds(1));
+  EXPECT_TRUE(PodIs("web", phase::kRunning, false));
 }
 
 }  // namespace

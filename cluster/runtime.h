@@ -10,6 +10,10 @@
 // - Stop asks the container to terminate (SIGTERM), and kills it if it has not exited after `grace`;
 //   `done` runs once it has exited (or at once for an id that is not running).
 // - Callbacks (done, the exit listener) run on the agent's Executor thread, never inline.
+// - Readiness (what a readiness probe reports; the kubelet's prober results): Ready(id) says whether a
+//   running container passes its readiness check now, and every later change is reported once to the
+//   readiness listener. A runtime without readiness checks keeps the defaults: a running container
+//   is always ready (as a container without a readinessProbe) and nothing is ever reported.
 #ifndef RCSIM_CLUSTER_RUNTIME_H_
 #define RCSIM_CLUSTER_RUNTIME_H_
 
@@ -38,10 +42,13 @@ struct ContainerConfig {
 class Runtime {
  public:
   using ExitListener = std::function<void(const std::string& id, int exit_code)>;
+  using ReadinessListener = std::function<void(const std::string& id, bool ready)>;
   virtual ~Runtime() = default;
   virtual void SetExitListener(ExitListener listener) = 0;
   virtual void Start(const ContainerConfig& config, Callback<Result<std::string>> done) = 0;
   virtual void Stop(const std::string& id, Duration grace, Callback<Status> done) = 0;
+  virtual void SetReadinessListener(ReadinessListener /*listener*/) {}
+  virtual bool Ready(const std::string& /*id*/) const { return true; }
 };
 
 }  // namespace rcsim

@@ -122,6 +122,15 @@ void SimCluster::CrashLoop(const Pod& pod, bool on) {
   }
 }
 
+int SimCluster::SetReady(const Pod& pod, bool ready) {
+  SimNode* n = Find(pod.spec.node_name);
+  if (n == nullptr) return 0;
+  const int changed = n->runtime->SetReady(pod.metadata.uid, ready);
+  Trace(std::string(ready ? "set-ready " : "set-not-ready ") + KeyOf(pod.metadata) +
+        " containers=" + std::to_string(changed));
+  return changed;
+}
+
 std::vector<std::string> SimCluster::node_names() const {
   std::vector<std::string> out;
   for (const auto& [name, n] : nodes_) out.push_back(name);

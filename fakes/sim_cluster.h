@@ -15,6 +15,9 @@
 //   re-lists the pods bound to it and starts their containers again (or finishes their deletion).
 // - StopAgent / StartAgent: the agent alone stops (containers keep running) and restarts.
 // - CrashLoop: the pod's containers exit 1 right after each start, until turned off.
+// - SetReady: the pod's containers pass or fail their runtime's readiness check (restarts included)
+//   until set again; its agent writes the Ready condition through pods/status, as the kubelet does
+//   with its readiness probe's results.
 //
 // Deterministic: all randomness from the given Rng (container start latencies); ordered containers.
 // Thread-safety: none; everything runs on the simulation's Executor.
@@ -78,6 +81,9 @@ class SimCluster {
   Status StopAgent(const std::string& node);
   Status StartAgent(const std::string& node);
   void CrashLoop(const Pod& pod, bool on);
+  // Returns how many of the pod's running containers changed readiness (0: none running yet, its
+  // node failed, or an unknown node; the setting holds for the containers it starts later).
+  int SetReady(const Pod& pod, bool ready);
 
   std::vector<std::string> node_names() const;
   // The node's agent runs and its runtime is alive.

@@ -12,6 +12,40 @@ SimRuntime::~SimRuntime() { *alive_ = false; }
 
 void SimRuntime::SetExitListener(ExitListener listener) { listener_ = std::move(listener); }
 
+void SimRuntime::SetReadinessListener(ReadinessListener listener) {
+  readiness_listener_ = std::move(listener);
+}
+
+bool SimRuntime::Ready(const std::string& id) const {
+  auto it = running_.find(id);
+  return it != running_.end() && not_ready_.count(it->second.pod_uid) == 0;
+}
+
+int SimRuntime::SetReady(const std::string& pod_uid, bool ready) {
+  const bool was_ready = not_ready_.count(pod_uid) == 0;
+  if (ready) {
+    not_ready_.erase(pod_uid);
+  } else {
+    not_ready_.insert(pod_uid);
+  }
+  if (was_ready == ready || failed_) return 0;
+  std::vector<std::string> ids;
+  for (const auto& [id, r] : running_) {
+    if (r.pod_uid == pod_uid && !r.stopping) ids.push_back(id);
+  }
+  // Reported from the executor, as every runtime callback (never inline in the caller).
+  if (!ids.empty()) {
+    // What holds when the report runs (a later SetReady of the same instant wins).
+    executor_->Post([this, alive = alive_, ids] {
+      if (!*alive || failed_ || !readiness_listener_) return;
+      for (const std::string& id : ids) {
+        if (running_.count(id)) readiness_listener_(id, Ready(id));
+      }
+    });
+  }
+  return static_cast<int>(ids.size());
+}
+
 void SimRuntime::Start(const ContainerConfig& config, Callback<Result<std::string>> done) {
   const Duration delay = rng_->Uniform(options_.start_min, options_.start_max);
   const std::string id = prefix_ + "-" + std::to_string(++next_id_);
