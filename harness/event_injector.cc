@@ -98,6 +98,8 @@ Status EventInjector::Fire(const ScenarioEvent& event) {
   if (const auto* f = std::get_if<FailNodeAction>(&a)) return FireFailNode(*f);
   if (const auto* c = std::get_if<CrashLoopAction>(&a)) return FireCrashLoop(*c);
   if (const auto* n = std::get_if<StopNodeAgentAction>(&a)) return FireStopNodeAgent(*n);
+  if (const auto* r = std::get_if<SetReadyAction>(&a)) return FireSetReady(*r);
+  if (const auto* f = std::get_if<FlapReadinessAction>(&a)) return FireFlapReadiness(*f);
   if (const auto* n = std::get_if<StartNodeAgentAction>(&a)) {
     Trace("start_node_agent " + n->node);
     return world_->cluster().StartAgent(n->node);
@@ -186,6 +188,35 @@ Status EventInjector::FireCrashLoop(const CrashLoopAction& a) {
     world_->loop().Schedule(a.for_, [this, pod = p] {
       Trace("crash_loop_end " + KeyOf(pod->metadata));
       world_->cluster().CrashLoop(*pod, false);
+    });
+  }
+  return Status::Ok();
+}
+
+Status EventInjector::FireSetReady(const SetReadyAction& a) {
+  Result<std::vector<PodPtr>> chosen = ChooseTargets(a.target);
+  if (!chosen.ok()) return chosen.status();
+  for (const PodPtr& p : *chosen) {
+    Trace(std::string(a.ready ? "set_ready " : "set_not_ready ") + KeyOf(p->metadata));
+    world_->cluster().SetReady(*p, a.ready);
+  }
+  return Status::Ok();
+}
+
+Status EventInjector::FireFlapReadiness(const FlapReadinessAction& a) {
+  Result<std::vector<PodPtr>> chosen = ChooseTargets(a.target);
+  if (!chosen.ok()) return chosen.status();
+  for (const PodPtr& p : *chosen) {
+    Trace("flap_readiness " + KeyOf(p->metadata));
+    world_->cluster().SetReady(*p, false);
+    // Toggles at every whole period inside the window (not ready first), then ready at its end.
+    bool ready = true;
+    for (Duration t = a.period; t < a.for_; t += a.period, ready = !ready) {
+      world_->loop().Schedule(t, [this, pod = p, ready] { world_->cluster().SetReady(*pod, ready); });
+    }
+    world_->loop().Schedule(a.for_, [this, pod = p] {
+      Trace("flap_readiness_end " + KeyOf(pod->metadata));
+      world_->cluster().SetReady(*pod, true);
     });
   }
   return Status::Ok();

@@ -49,6 +49,8 @@ class EventInjector {
   Status FireFailNode(const FailNodeAction& a);
   Status FireStopNodeAgent(const StopNodeAgentAction& a);
   Status FireCrashLoop(const CrashLoopAction& a);
+  Status FireSetReady(const SetReadyAction& a);
+  Status FireFlapReadiness(const FlapReadinessAction& a);
   // `count` nodes drawn among the ready ones, or the named node.
   std::vector<std::string> ChooseNodes(const std::optional<std::string>& node, int32_t count);
   void FireApiFaults(const ApiFaultsAction& a);

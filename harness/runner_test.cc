@@ -256,6 +256,70 @@ TEST(RunnerTest, EveryEventKindRuns) {
   EXPECT_GE(r.virtual_time, seconds(110));
 }
 
+// set_ready through the node agents: a Running pod that is not Ready is kept (not replaced, no
+// overshoot), counts for never_below's ready floor and for readyReplicas / availableReplicas as not
+// ready, also through a restart of its container.
+TEST(RunnerTest, NotReadyPodsStayRunningAndCountAsNotReady) {
+  Scenario s = Parse(R"({
+    "name": "not-ready", "duration": "90s",
+    "controllers": [{"name": "web", "replicas": 5, "min_ready_seconds": 5}],
+    "events": [
+      {"at": "30s", "set_ready": {"selector": {"app": "web"}, "count": 2}},
+      {"at": "40s", "kill_pods": {"selector": {"app": "web"}, "all": true}}
+    ],
+    "expect": [
+      {"never_below": {"controller": "web", "ready": 3, "after": "20s", "until": "39s"}},
+      {"never_below": {"controller": "web", "ready": 4, "after": "20s"}},
+      {"never_above": {"controller": "web", "active": 5}},
+      {"final": {"controller": "web", "running": 5}},
+      {"status_matches": {"controller": "web"}},
+      {"api_calls": {"verb": "create", "at_most": 5}}
+    ]})");
+  RunResult r = RunScenario(s, 4, Verified());
+  ASSERT_EQ(r.expectations.size(), 6u) << Describe(r);
+  EXPECT_TRUE(r.expectations[0].passed) << Describe(r);
+  EXPECT_EQ(r.expectations[0].measured, 3);
+  EXPECT_FALSE(r.expectations[1].passed) << "the floor of 4 is broken by the 2 not-ready pods";
+  for (std::size_t i = 2; i < r.expectations.size(); ++i)
+    EXPECT_TRUE(r.expectations[i].passed) << Describe(r);
+  ASSERT_EQ(r.controllers.size(), 1u);
+  EXPECT_EQ(r.controllers[0].running, 5);
+  EXPECT_EQ(r.controllers[0].ready, 3) << "still not ready after their containers restarted";
+}
+
+// flap_readiness: ready toggles every period during the window, then every pod is ready (and, after
+// minReadySeconds, available: status_matches at the end).
+TEST(RunnerTest, FlappingReadinessDipsTheReadyCountAndRecovers) {
+  const char* kText = R"({
+    "name": "flaps", "duration": "3m",
+    "controllers": [{"name": "web", "replicas": 5, "min_ready_seconds": 5}],
+    "events": [{"at": "30s", "flap_readiness": {"selector": {"app": "web"}, "count": 2, "period": "2s",
+                                                "for": "10s"}}],
+    "expect": [
+      {"never_below": {"controller": "web", "ready": 3, "after": "20s"}},
+      {"never_below": {"controller": "web", "ready": 5, "after": "41s"}},
+      {"never_above": {"controller": "web", "active": 5}},
+      {"status_matches": {"controller": "web"}},
+      {"api_calls": {"verb": "create", "at_most": 5}}
+    ]})";
+  Scenario s = Parse(kText);
+  RunOptions o = Verified();
+  o.keep_trace = true;
+  RunResult r = RunScenario(s, 9, o);
+  EXPECT_TRUE(r.passed) << Describe(r);
+  EXPECT_EQ(r.expectations[0].measured, 3);
+  // Each flapping pod: not ready at 30s, 34s, 38s; ready at 32s, 36s and at the end (40s).
+  int not_ready = 0, ready = 0;
+  for (const std::string& line : r.trace) {
+    if (line.find(" not-ready default/web-") != std::string::npos) ++not_ready;
+    if (line.find(" ready default/web-") != std::string::npos) ++ready;
+  }
+  EXPECT_EQ(not_ready, 6);
+  EXPECT_EQ(ready, 6);
+  RunResult again = RunScenario(s, 9, o);
+  EXPECT_EQ(again.trace_digest, r.trace_digest) << "deterministic";
+}
+
 TEST(RunnerTest, OrphansAreAdoptedAfterNonCascadingDelete) {
   Scenario s = Parse(R"({
     "name": "orphans", "controllers": [{"name": "web", "replicas": 4}],

@@ -555,6 +555,26 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
     extend(a.for_, r.Ptr("for"));
     return a;
   }
+  if (kind == "set_ready") {
+    SetReadyAction a;
+    a.target = ReadPodTarget(j, ptr, "set_ready");
+    if (auto v = ObjectReader(j, ptr, "set_ready").Bool("ready")) a.ready = *v;
+    return a;
+  }
+  if (kind == "flap_readiness") {
+    FlapReadinessAction a;
+    a.target = ReadPodTarget(j, ptr, "flap_readiness");
+    ObjectReader r(j, ptr, "flap_readiness");
+    if (auto v = r.Dur("period")) a.period = *v;
+    if (auto v = r.Dur("for")) a.for_ = *v;
+    if (a.period > a.for_) {
+      Fail(r.Has("period") ? r.Ptr("period") : r.Ptr("for"),
+           "the period (" + FormatScenarioDuration(a.period) + ") must not exceed `for` (" +
+               FormatScenarioDuration(a.for_) + ")");
+    }
+    extend(a.for_, r.Ptr("for"));
+    return a;
+  }
   if (kind == "start_node_agent") {
     ObjectReader r(j, ptr, "start_node_agent");
     StartNodeAgentAction a;

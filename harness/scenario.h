@@ -160,13 +160,27 @@ struct StopNodeAgentAction {
 struct StartNodeAgentAction {
   std::string node;
 };
+// The chosen pods' containers pass (ready) or fail (not ready) their runtime's readiness check from
+// now on, container restarts included, until another event sets them again; their node agents write
+// the Ready condition (a not-ready pod stays Running, is not replaced, and is not available).
+struct SetReadyAction {
+  PodTarget target;
+  bool ready = false;
+};
+// The chosen pods' readiness toggles every `period` for `for_`: not ready at once, ready after one
+// period, not ready after two, ...; ready again when `for_` is over.
+struct FlapReadinessAction {
+  PodTarget target;
+  Duration period{std::chrono::seconds(2)};
+  Duration for_{std::chrono::seconds(30)};
+};
 
 using EventAction =
     std::variant<KillPodsAction, DeletePodsAction, ScaleAction, UpdateControllerAction,
                  CreateControllerAction, DeleteControllerAction, FailNodeAction, ApiFaultsAction,
                  WatchFaultsAction, StaleReadsAction, RestartManagerAction, PartitionManagerAction,
                  LabelPodsAction, RestartEtcdAction, KillEtcdLeaderAction, CrashLoopAction,
-                 StopNodeAgentAction, StartNodeAgentAction>;
+                 StopNodeAgentAction, StartNodeAgentAction, SetReadyAction, FlapReadinessAction>;
 
 struct ScenarioEvent {
   Duration at{0};

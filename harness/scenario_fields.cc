@@ -156,7 +156,10 @@ std::vector<ObjectSpec> BuildSpecs() {
        Obj("crash_loop", "crash_loop",
            "the chosen pods' containers exit right after every start for a while"),
        Obj("stop_node_agent", "stop_node_agent", "node agents stop; their containers keep running"),
-       Obj("start_node_agent", "start_node_agent", "a stopped node agent starts again")},
+       Obj("start_node_agent", "start_node_agent", "a stopped node agent starts again"),
+       Obj("set_ready", "set_ready", "the chosen pods' containers pass or fail their readiness check"),
+       Obj("flap_readiness", "flap_readiness",
+           "the chosen pods' readiness toggles every period for a while")},
       ObjectSpec::Shape::kOneAction};
   for (const FieldSpec& f : event.fields) {
     if (f.key != "at") event.action_keys.push_back(f.key);
@@ -226,6 +229,29 @@ std::vector<ObjectSpec> BuildSpecs() {
     fields.push_back(F("for", T::kPositiveDuration, "how long the containers keep crashing (default 30s)"));
     s.push_back({"crash_loop",
                  "The chosen active pods' containers exit with code 1 right after every start for `for`.",
+                 std::move(fields),
+                 ObjectSpec::Shape::kPlain,
+                 {},
+                 {{"count", "fraction", "all"}}});
+  }
+  {
+    std::vector<FieldSpec> fields = PodTargetFields();
+    fields.push_back(F("ready", T::kBool,
+                       "whether the containers pass their readiness check from now on (default false)"));
+    s.push_back({"set_ready",
+                 "The chosen active pods become not ready (or ready again) until another event sets them.",
+                 std::move(fields),
+                 ObjectSpec::Shape::kPlain,
+                 {},
+                 {{"count", "fraction", "all"}}});
+  }
+  {
+    std::vector<FieldSpec> fields = PodTargetFields();
+    fields.push_back(F("period", T::kPositiveDuration,
+                       "readiness toggles this often, not ready first (default 2s; at most `for`)"));
+    fields.push_back(F("for", T::kPositiveDuration, "how long it flaps; ready afterwards (default 30s)"));
+    s.push_back({"flap_readiness",
+                 "The chosen active pods' readiness toggles every `period` for `for`, then they are ready.",
                  std::move(fields),
                  ObjectSpec::Shape::kPlain,
                  {},

@@ -203,6 +203,36 @@ TEST(ScenarioTest, ParsesEveryEventKind) {
   EXPECT_EQ(r->SettleTime(), seconds(36));          // stop_node_agent at 16s for 20s
 }
 
+TEST(ScenarioTest, ParsesTheReadinessEventsWithTheirDefaults) {
+  json doc = Minimal();
+  doc["events"] = json::parse(R"([
+    {"at": "1s", "set_ready": {"selector": {"app": "web"}, "count": 2}},
+    {"at": "2s", "set_ready": {"all": true, "ready": true}},
+    {"at": "3s", "flap_readiness": {"selector": {"app": "web"}}},
+    {"at": "4s", "flap_readiness": {"fraction": 0.5, "period": "500ms", "for": "6s", "namespace": "default"}}
+  ])");
+  Result<Scenario> r = ParseScenario(doc, "m.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto& not_ready = std::get<SetReadyAction>(r->events[0].action);
+  EXPECT_FALSE(not_ready.ready);
+  EXPECT_EQ(not_ready.target.count, 2);
+  EXPECT_EQ(not_ready.target.selector, (Labels{{"app", "web"}}));
+  EXPECT_EQ(r->events[0].settled_at, seconds(1));  // instantaneous: it holds until set again
+  const auto& ready = std::get<SetReadyAction>(r->events[1].action);
+  EXPECT_TRUE(ready.ready);
+  EXPECT_EQ(ready.target.mode, PodTarget::Mode::kAll);
+  const auto& flap = std::get<FlapReadinessAction>(r->events[2].action);
+  EXPECT_EQ(flap.period, seconds(2));
+  EXPECT_EQ(flap.for_, seconds(30));
+  EXPECT_EQ(flap.target.count, 1);
+  EXPECT_EQ(r->events[2].settled_at, seconds(33));
+  const auto& fast = std::get<FlapReadinessAction>(r->events[3].action);
+  EXPECT_EQ(fast.period, milliseconds(500));
+  EXPECT_EQ(fast.target.mode, PodTarget::Mode::kFraction);
+  EXPECT_EQ(r->events[3].settled_at, seconds(10));
+  EXPECT_EQ(r->SettleTime(), seconds(33));
+}
+
 TEST(ScenarioTest, ParsesTheEtcdEventsWithTheirDefaults) {
   json doc = Minimal();
   doc["events"] = json::parse(R"([
@@ -448,6 +478,26 @@ INSTANTIATE_TEST_SUITE_P(
                 [](json& d) { d["events"].push_back(Ev(R"({"stop_node_agent": {"node": "node-99"}})")); }},
         BadCase{"start_node_agent without node", "/events/0/start_node_agent/node",
                 [](json& d) { d["events"].push_back(Ev(R"({"start_node_agent": {}})")); }},
+        BadCase{"set_ready ready not a boolean", "/events/0/set_ready/ready",
+                [](json& d) { d["events"].push_back(Ev(R"({"set_ready": {"ready": "no"}})")); }},
+        BadCase{"set_ready count and all", "/events/0/set_ready/all",
+                [](json& d) { d["events"].push_back(Ev(R"({"set_ready": {"count": 2, "all": true}})")); }},
+        BadCase{"set_ready unknown key", "/events/0/set_ready/for",
+                [](json& d) { d["events"].push_back(Ev(R"({"set_ready": {"for": "5s"}})")); }},
+        BadCase{"set_ready bad selector", "/events/0/set_ready/selector/app",
+                [](json& d) { d["events"].push_back(Ev(R"({"set_ready": {"selector": {"app": 3}}})")); }},
+        BadCase{"flap_readiness zero period", "/events/0/flap_readiness/period",
+                [](json& d) { d["events"].push_back(Ev(R"({"flap_readiness": {"period": "0s"}})")); }},
+        BadCase{"flap_readiness bad for", "/events/0/flap_readiness/for",
+                [](json& d) { d["events"].push_back(Ev(R"({"flap_readiness": {"for": "a while"}})")); }},
+        BadCase{"flap_readiness period beyond for", "/events/0/flap_readiness/period",
+                [](json& d) {
+                  d["events"].push_back(Ev(R"({"flap_readiness": {"period": "10s", "for": "5s"}})"));
+                }},
+        BadCase{"flap_readiness for below the default period", "/events/0/flap_readiness/for",
+                [](json& d) { d["events"].push_back(Ev(R"({"flap_readiness": {"for": "1s"}})")); }},
+        BadCase{"flap_readiness negative count", "/events/0/flap_readiness/count",
+                [](json& d) { d["events"].push_back(Ev(R"({"flap_readiness": {"count": -2}})")); }},
         BadCase{"restarts_at_most without at_most", "/expect/0/restarts_at_most/at_most",
                 [](json& d) { d["expect"] = Ev(R"([{"restarts_at_most": {}}])"); }},
         BadCase{"restarts_at_most negative", "/expect/0/restarts_at_most/at_most",

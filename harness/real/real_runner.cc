@@ -1008,6 +1008,13 @@ std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_clust
       }
       continue;
     }
+    if (std::holds_alternative<SetReadyAction>(e.action) ||
+        std::holds_alternative<FlapReadinessAction>(e.action)) {
+      add(pointer,
+          "real mode cannot fail a container's readiness check: the node agents run no readiness probes "
+          "(a running container is ready) and hollow nodes run nothing; the simulation only");
+      continue;
+    }
     if (const auto* r = std::get_if<RestartEtcdAction>(&e.action);
         r && !existing_cluster && r->member >= etcd_members) {
       add(pointer + "/member", "no such etcd member: this run has " + std::to_string(etcd_members) +

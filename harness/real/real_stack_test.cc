@@ -295,6 +295,26 @@ expect: []
   EXPECT_EQ(RealModeProblems(etcd, true).size(), 3u);  // an existing cluster's etcd is not rcsim's
 }
 
+// Readiness events need a readiness check the real node agents do not have: refused before the run.
+TEST(RealRunnerTest, RefusesReadinessEventsNamingThePointer) {
+  Scenario s = Parse(R"(
+name: t
+controllers: [{name: web, replicas: 2}]
+events:
+  - {at: 1s, set_ready: {selector: {app: web}, count: 1}}
+  - {at: 2s, scale: {controller: web, replicas: 3}}
+  - {at: 3s, flap_readiness: {selector: {app: web}, period: 1s, for: 4s}}
+expect: []
+)");
+  for (bool hollow : {false, true}) {
+    std::vector<std::string> problems = RealModeProblems(s, false, hollow);
+    ASSERT_EQ(problems.size(), 2u);
+    EXPECT_NE(problems[0].find("test.yaml: /events/0/set_ready: "), std::string::npos) << problems[0];
+    EXPECT_NE(problems[1].find("test.yaml: /events/2/flap_readiness: "), std::string::npos) << problems[1];
+  }
+  EXPECT_EQ(RealModeProblems(s, true).size(), 2u);
+}
+
 // restart_etcd and kill_etcd_leader on a 3-member etcd: the manager's writes and watches go on
 // (quorum kept, or back after an election), the run passes. The bounds are loose: the apiserver's
 // etcd client may wait out a call to the dead member before it fails over (seconds on a loaded box).
