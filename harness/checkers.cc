@@ -13,18 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string NamespaceOf(const Scenario& s, const std::string& name) {
-  for (const ControllerConfig& c : s.controllers) {
-    if (c.name == name) return c.namespace_;
-  }
-  for (const ScenarioEvent& e : s.events) {
-    if (const auto* c = std::get_if<CreateControllerAction>(&e.action); c && c->controller.name == name) {
-      return c->controller.namespace_;
-    }
-  }
-  return "default";
-}
-
 std::string Seconds(Duration d) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.3fs", ToSeconds(d));
@@ -36,9 +24,9 @@ double RoundedSeconds(Duration d) {
   return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(d).count()) / 1e6;
 }
 
-ExpectationOutcome CheckConverged(const ConvergedExpect& c, const Scenario& s, const WorldMonitor& monitor) {
+ExpectationOutcome CheckConverged(const ConvergedExpect& c, const WorldMonitor& monitor) {
   ExpectationOutcome o;
-  const WorldMonitor::Tracked* t = monitor.Find(NamespaceOf(s, c.controller), c.controller);
+  const WorldMonitor::Tracked* t = monitor.Find(c.namespace_, c.controller);
   std::optional<Duration> at = t ? FirstConvergedAt(t->series, c.after) : std::nullopt;
   if (!at) {
     o.passed = false;
@@ -60,7 +48,7 @@ std::string WindowText(Duration after, std::optional<Duration> until) {
          (until ? FormatScenarioDuration(*until) : "the end");
 }
 
-ExpectationOutcome CheckNeverAbove(const NeverAboveExpect& c, const Scenario& s, const WorldMonitor& monitor,
+ExpectationOutcome CheckNeverAbove(const NeverAboveExpect& c, const WorldMonitor& monitor,
                                    std::size_t probe) {
   ExpectationOutcome o;
   if (probe != kNoProbe) {
@@ -73,7 +61,7 @@ ExpectationOutcome CheckNeverAbove(const NeverAboveExpect& c, const Scenario& s,
     o.detail += WindowText(c.after, c.until) + " (bound " + std::to_string(c.active) + ")";
     return o;
   }
-  const WorldMonitor::Tracked* t = monitor.Find(NamespaceOf(s, c.controller), c.controller);
+  const WorldMonitor::Tracked* t = monitor.Find(c.namespace_, c.controller);
   int32_t peak = t ? (c.allow_late_orphans ? t->peak_own : t->peak_active) : 0;
   o.passed = peak <= c.active;
   o.measured = peak;
@@ -124,10 +112,9 @@ ExpectationOutcome CheckPodsMatching(const PodsMatchingExpect& c, const WorldMon
   return o;
 }
 
-ExpectationOutcome CheckCondition(const ConditionExpect& c, const Scenario& s, const WorldMonitor& monitor,
-                                  SimWorld& world) {
+ExpectationOutcome CheckCondition(const ConditionExpect& c, const WorldMonitor& monitor, SimWorld& world) {
   ExpectationOutcome o;
-  std::string ns = NamespaceOf(s, c.controller);
+  std::string ns = c.namespace_;
   const WorldMonitor::Tracked* t = monitor.Find(ns, c.controller);
   bool seen = false;
   std::string reasons;
@@ -153,9 +140,9 @@ ExpectationOutcome CheckCondition(const ConditionExpect& c, const Scenario& s, c
   return o;
 }
 
-ExpectationOutcome CheckFinal(const FinalExpect& c, const Scenario& s, SimWorld& world) {
+ExpectationOutcome CheckFinal(const FinalExpect& c, SimWorld& world) {
   ExpectationOutcome o;
-  SimWorld::ControllerView v = world.View(NamespaceOf(s, c.controller), c.controller);
+  SimWorld::ControllerView v = world.View(c.namespace_, c.controller);
   o.measured = json{{"running", v.running}, {"replicas_status", v.status.replicas}, {"desired", v.desired}};
   int32_t want_running = c.running.value_or(v.desired);
   bool check_running = c.running.has_value() || !c.replicas_status.has_value();
@@ -184,9 +171,9 @@ ExpectationOutcome CheckApiCalls(const ApiCallsExpect& c, SimWorld& world) {
   return o;
 }
 
-ExpectationOutcome CheckStatusMatches(const StatusMatchesExpect& c, const Scenario& s, SimWorld& world) {
+ExpectationOutcome CheckStatusMatches(const StatusMatchesExpect& c, SimWorld& world) {
   ExpectationOutcome o;
-  std::string ns = NamespaceOf(s, c.controller);
+  std::string ns = c.namespace_;
   Result<ControllerPtr> rc = world.registry().controllers().Get(ns, c.controller);
   if (!rc.ok()) {
     o.passed = false;
@@ -250,9 +237,9 @@ std::vector<std::size_t> PrepareChecks(const Scenario& s, WorldMonitor* monitor)
     std::size_t probe = kNoProbe;
     if (const auto* n = std::get_if<NeverAboveExpect>(&e.spec);
         n && (n->after > Duration::zero() || n->until)) {
-      probe = monitor->AddWindow(NamespaceOf(s, n->controller), n->controller, n->after, n->until);
+      probe = monitor->AddWindow(n->namespace_, n->controller, n->after, n->until);
     } else if (const auto* b = std::get_if<NeverBelowExpect>(&e.spec)) {
-      probe = monitor->AddWindow(NamespaceOf(s, b->controller), b->controller, b->after, b->until);
+      probe = monitor->AddWindow(b->namespace_, b->controller, b->after, b->until);
     } else if (const auto* m = std::get_if<PodsMatchingExpect>(&e.spec)) {
       probe = monitor->AddMatcher(m->namespace_, m->selector);
     }
@@ -261,25 +248,25 @@ std::vector<std::size_t> PrepareChecks(const Scenario& s, WorldMonitor* monitor)
   return probes;
 }
 
-ExpectationOutcome CheckExpectation(const Expectation& e, const Scenario& s, const WorldMonitor& monitor,
-                                    SimWorld& world, std::size_t probe) {
+ExpectationOutcome CheckExpectation(const Expectation& e, const WorldMonitor& monitor, SimWorld& world,
+                                    std::size_t probe) {
   ExpectationOutcome o;
   if (const auto* c = std::get_if<ConvergedExpect>(&e.spec)) {
-    o = CheckConverged(*c, s, monitor);
+    o = CheckConverged(*c, monitor);
   } else if (const auto* n = std::get_if<NeverAboveExpect>(&e.spec)) {
-    o = CheckNeverAbove(*n, s, monitor, probe);
+    o = CheckNeverAbove(*n, monitor, probe);
   } else if (const auto* b = std::get_if<NeverBelowExpect>(&e.spec)) {
     o = CheckNeverBelow(*b, monitor, probe);
   } else if (const auto* pm = std::get_if<PodsMatchingExpect>(&e.spec)) {
     o = CheckPodsMatching(*pm, monitor, probe);
   } else if (const auto* cd = std::get_if<ConditionExpect>(&e.spec)) {
-    o = CheckCondition(*cd, s, monitor, world);
+    o = CheckCondition(*cd, monitor, world);
   } else if (const auto* f = std::get_if<FinalExpect>(&e.spec)) {
-    o = CheckFinal(*f, s, world);
+    o = CheckFinal(*f, world);
   } else if (const auto* a = std::get_if<ApiCallsExpect>(&e.spec)) {
     o = CheckApiCalls(*a, world);
   } else if (const auto* m = std::get_if<StatusMatchesExpect>(&e.spec)) {
-    o = CheckStatusMatches(*m, s, world);
+    o = CheckStatusMatches(*m, world);
   } else if (const auto* r = std::get_if<RestartsAtMostExpect>(&e.spec)) {
     const int64_t restarts = world.cluster().restarts();
     o.passed = restarts <= r->at_most;

@@ -41,9 +41,8 @@ std::vector<std::size_t> PrepareChecks(const Scenario& scenario, WorldMonitor* m
 
 // Evaluates one expectation at the end of a run. `world` is only read. `probe` is the expectation's
 // handle from PrepareChecks.
-ExpectationOutcome CheckExpectation(const Expectation& expectation, const Scenario& scenario,
-                                    const WorldMonitor& monitor, SimWorld& world,
-                                    std::size_t probe = kNoProbe);
+ExpectationOutcome CheckExpectation(const Expectation& expectation, const WorldMonitor& monitor,
+                                    SimWorld& world, std::size_t probe = kNoProbe);
 
 }  // namespace rcsim
 

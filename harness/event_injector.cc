@@ -66,13 +66,7 @@ EventInjector::EventInjector(SimWorld* world, const ClusterConfig& cluster, Mana
 
 void EventInjector::Trace(const std::string& event) { world_->trace().Record("scenario", event); }
 
-std::string EventInjector::NamespaceOf(const std::string& name) const {
-  auto it = namespaces_.find(name);
-  return it == namespaces_.end() ? "default" : it->second;
-}
-
 Status EventInjector::CreateController(const ControllerConfig& config) {
-  namespaces_[config.name] = config.namespace_;
   Result<ControllerPtr> r =
       world_->registry().controllers().Create(config.namespace_, ControllerFromConfig(config));
   Trace("create_controller " + config.namespace_ + "/" + config.name +
@@ -89,10 +83,11 @@ Status EventInjector::Fire(const ScenarioEvent& event) {
   if (const auto* s = std::get_if<ScaleAction>(&a)) {
     UpdateControllerAction u;
     u.controller = s->controller;
+    u.namespace_ = s->namespace_;
     u.replicas = s->replicas;
-    return FireUpdate(s->controller, u);
+    return FireUpdate(u);
   }
-  if (const auto* u = std::get_if<UpdateControllerAction>(&a)) return FireUpdate(u->controller, *u);
+  if (const auto* u = std::get_if<UpdateControllerAction>(&a)) return FireUpdate(*u);
   if (const auto* c = std::get_if<CreateControllerAction>(&a)) return CreateController(c->controller);
   if (const auto* d = std::get_if<DeleteControllerAction>(&a)) return FireDeleteController(*d);
   if (const auto* f = std::get_if<FailNodeAction>(&a)) return FireFailNode(*f);
@@ -222,9 +217,9 @@ Status EventInjector::FireFlapReadiness(const FlapReadinessAction& a) {
   return Status::Ok();
 }
 
-Status EventInjector::FireUpdate(const std::string& name, const UpdateControllerAction& a) {
+Status EventInjector::FireUpdate(const UpdateControllerAction& a) {
   Result<ControllerPtr> r = world_->registry().controllers().GuaranteedUpdate(
-      NamespaceOf(name), name, "",
+      a.namespace_, a.controller, "",
       [&](const ReplicationController& stored) -> Result<std::shared_ptr<ReplicationController>> {
         auto rc = std::make_shared<ReplicationController>(stored);
         if (a.replicas) rc->spec.replicas = *a.replicas;
@@ -232,12 +227,12 @@ Status EventInjector::FireUpdate(const std::string& name, const UpdateController
         if (a.template_) rc->spec.template_ = *a.template_;
         return rc;
       });
-  if (!r.ok()) Trace("update_controller " + name + " failed: " + r.status().ToString());
+  if (!r.ok()) Trace("update_controller " + a.controller + " failed: " + r.status().ToString());
   return r.status();
 }
 
 Status EventInjector::FireDeleteController(const DeleteControllerAction& a) {
-  std::string ns = NamespaceOf(a.controller);
+  const std::string& ns = a.namespace_;
   auto& controllers = world_->registry().controllers();
   Result<ControllerPtr> rc = controllers.Get(ns, a.controller);
   if (!rc.ok()) return rc.status();

@@ -44,7 +44,7 @@ class EventInjector {
   Result<std::vector<PodPtr>> ChooseTargets(const PodTarget& target);
   Status FireKill(const PodTarget& target, bool delete_pods);
   Status FireLabel(const LabelPodsAction& a);
-  Status FireUpdate(const std::string& name, const UpdateControllerAction& a);
+  Status FireUpdate(const UpdateControllerAction& a);
   Status FireDeleteController(const DeleteControllerAction& a);
   Status FireFailNode(const FailNodeAction& a);
   Status FireStopNodeAgent(const StopNodeAgentAction& a);
@@ -61,14 +61,11 @@ class EventInjector {
   // restart_etcd / kill_etcd_leader: the store is unavailable for `down` (every call of the manager
   // answers 503, its watches end and new ones are refused), then back with the same data.
   void FireEtcdDown(Duration down, const std::string& what);
-  // The namespace of a controller the scenario refers to by name.
-  std::string NamespaceOf(const std::string& name) const;
   void Trace(const std::string& event);
 
   SimWorld* world_;
   ClusterConfig cluster_;
   ManagerMetrics* retired_metrics_;
-  std::map<std::string, std::string> namespaces_;  // controller name -> namespace
   // Generations of the settings restored by timers: a restore applies only if no later event set
   // the same setting again.
   std::array<int, kApiVerbCount> latency_gen_{};

@@ -114,15 +114,27 @@ json Build(const json& base, int64_t own_end_ms, const std::vector<Fault>& fault
     events.push_back(f.event);
     last_end = std::max(last_end, f.end_ms);
   }
-  std::set<std::string> deleted;
+  std::set<std::string> deleted;  // references as written: "name" or "namespace/name"
   for (const json& e : events) {
     if (e.contains("delete_controller")) deleted.insert(e["delete_controller"].value("controller", ""));
   }
   const int64_t duration = DurationMs(doc, "duration", 600000);
   const int64_t within = std::chrono::duration_cast<std::chrono::milliseconds>(converge_within).count();
+  std::map<std::string, std::set<std::string>> same_name;  // name -> the namespaces defining it
+  auto define = [&](const json& c) {
+    same_name[c.value("name", "")].insert(c.value("namespace", "default"));
+  };
+  for (const json& c : doc["controllers"]) define(c);
+  for (const json& e : events) {
+    if (e.contains("create_controller")) define(e["create_controller"]);
+  }
   json& expect = doc["expect"];
   for (const json& c : doc["controllers"]) {
-    const std::string name = c.value("name", "");
+    const std::string bare = c.value("name", "");
+    const std::string qualified = c.value("namespace", "default") + "/" + bare;
+    // A bare name where it is unique (as the scenarios write it), else namespace/name.
+    const std::string name = same_name[bare].size() > 1 ? qualified : bare;
+    if (deleted.count(bare) || deleted.count(qualified)) deleted.insert(name);
     // Orphans that come to the controller after it has its pods (another controller deleted without
     // cascade) are adopted and the surplus deleted: an overshoot by design, not by its creates.
     expect.push_back({{"never_above", {{"controller", name}, {"allow_late_orphans", true}}}});

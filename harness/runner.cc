@@ -156,7 +156,7 @@ RunResult RunScenario(const Scenario& s, uint64_t seed, const RunOptions& option
   r.passed = true;
   for (std::size_t i = 0; i < s.expect.size(); ++i) {
     const Expectation& e = s.expect[i];
-    ExpectationOutcome o = CheckExpectation(e, s, monitor, world, probes[i]);
+    ExpectationOutcome o = CheckExpectation(e, monitor, world, probes[i]);
     r.passed = r.passed && o.passed;
     if (std::holds_alternative<ConvergedExpect>(e.spec)) {
       if (o.measured.is_number()) {

@@ -320,6 +320,39 @@ TEST(RunnerTest, FlappingReadinessDipsTheReadyCountAndRecovers) {
   EXPECT_EQ(again.trace_digest, r.trace_digest) << "deterministic";
 }
 
+// Two controllers named web in two namespaces, the same selector: each is acted on and judged by its
+// namespace/name; deleting one (cascade) leaves the other and its pods alone.
+TEST(RunnerTest, SameNameControllersInTwoNamespacesAreTheirOwn) {
+  Scenario s = Parse(R"({
+    "name": "same-name", "duration": "3m",
+    "controllers": [{"name": "web", "replicas": 4}, {"name": "web", "namespace": "prod", "replicas": 3}],
+    "events": [
+      {"at": "20s", "scale": {"controller": "prod/web", "replicas": 5}},
+      {"at": "30s", "delete_pods": {"namespace": "default", "selector": {"app": "web"}, "count": 2}},
+      {"at": "40s", "delete_controller": {"controller": "default/web"}}
+    ],
+    "expect": [
+      {"converged": {"controller": "prod/web", "after": "20s", "within": "5s"}},
+      {"converged": {"controller": "default/web", "after": "30s", "within": "5s"}},
+      {"never_above": {"controller": "prod/web"}},
+      {"never_above": {"controller": "default/web", "active": 4}},
+      {"final": {"controller": "prod/web", "running": 5}},
+      {"status_matches": {"controller": "prod/web"}},
+      {"pods_matching": {"selector": {"app": "web"}, "namespace": "default", "final_running": 0}},
+      {"api_calls": {"verb": "create", "at_most": 11}}
+    ]})");
+  RunResult r = RunScenario(s, 2, Verified());
+  EXPECT_TRUE(r.passed) << Describe(r);
+  ASSERT_EQ(r.controllers.size(), 2u);
+  EXPECT_EQ(r.controllers[0].ns + "/" + r.controllers[0].name, "default/web");
+  EXPECT_FALSE(r.controllers[0].exists);
+  EXPECT_EQ(r.controllers[0].peak_active, 4);
+  EXPECT_EQ(r.controllers[1].ns + "/" + r.controllers[1].name, "prod/web");
+  EXPECT_TRUE(r.controllers[1].exists);
+  EXPECT_EQ(r.controllers[1].running, 5);
+  EXPECT_EQ(r.controllers[1].peak_active, 5);
+}
+
 TEST(RunnerTest, OrphansAreAdoptedAfterNonCascadingDelete) {
   Scenario s = Parse(R"({
     "name": "orphans", "controllers": [{"name": "web", "replicas": 4}],

@@ -293,13 +293,23 @@ std::optional<bool> ObjectReader::Bool(std::string_view key) const {
 }
 
 std::optional<std::string> ObjectReader::Str(std::string_view key) const {
-  const FieldSpec& f =
-      Typed(key, {FieldType::kString, FieldType::kEnum, FieldType::kName, FieldType::kDnsLabel});
+  const FieldSpec& f = Typed(key, {FieldType::kString, FieldType::kEnum, FieldType::kName,
+                                   FieldType::kDnsLabel, FieldType::kControllerRef});
   const json* v = Get(key);
   if (v == nullptr) return std::nullopt;
   std::string p = Ptr(key);
   switch (f.type) {
     case FieldType::kName: return ReadName(*v, p);
+    case FieldType::kControllerRef: {
+      std::string ref = ReadString(*v, p);
+      const std::size_t slash = ref.find('/');
+      if (slash == std::string::npos) return ReadName(*v, p);
+      const std::string ns = ref.substr(0, slash);
+      if (!IsDns1123Label(ns))
+        Fail(p, "invalid namespace \"" + ns + "\" in \"" + ref + "\" (namespace/name)");
+      ReadName(json(ref.substr(slash + 1)), p);
+      return ref;
+    }
     case FieldType::kDnsLabel: {
       std::string s = ReadString(*v, p);
       if (!IsDns1123Label(s)) {
@@ -493,18 +503,14 @@ Verb ReadVerb(const json& j, const std::string& ptr) {
   Fail(ptr, "unknown verb \"" + s + "\" (expected one of: get, list, watch, create, update, patch, delete)");
 }
 
-// A reference to a controller by name, checked once every controller is known.
-struct ControllerRef {
-  std::string name;
-  std::string pointer;
-};
-
-struct ParseState {
-  std::vector<ControllerRef> refs;
-};
+// The name part of a controller reference ("web" or "prod/web").
+std::string RefName(const std::string& ref) {
+  const std::size_t slash = ref.find('/');
+  return slash == std::string::npos ? ref : ref.substr(slash + 1);
+}
 
 EventAction ReadAction(std::string_view kind, const json& j, const std::string& ptr, Duration* settle,
-                       const ClusterConfig& cluster, ParseState* state) {
+                       const ClusterConfig& cluster) {
   auto extend = [&](Duration d, const std::string& p) { *settle = AddDurations(*settle, d, p); };
   if (kind == "kill_pods") return KillPodsAction{ReadPodTarget(j, ptr)};
   if (kind == "delete_pods") return DeletePodsAction{ReadPodTarget(j, ptr)};
@@ -518,7 +524,6 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
     ObjectReader r(j, ptr, "scale");
     ScaleAction a;
     a.controller = ReadControllerRef(r);
-    state->refs.push_back({a.controller, r.Ptr("controller")});
     a.replicas = static_cast<int32_t>(*r.Int("replicas"));
     return a;
   }
@@ -526,12 +531,11 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
     ObjectReader r(j, ptr, "update_controller");
     UpdateControllerAction a;
     a.controller = ReadControllerRef(r);
-    state->refs.push_back({a.controller, r.Ptr("controller")});
     if (auto v = r.Int("replicas")) a.replicas = static_cast<int32_t>(*v);
     a.selector = r.LabelMap("selector");
     if (const json* v = ReadObjectField(r, "template")) {
       bool has_labels = false;
-      a.template_ = ReadTemplate(*v, r.Ptr("template"), a.controller, &has_labels);
+      a.template_ = ReadTemplate(*v, r.Ptr("template"), RefName(a.controller), &has_labels);
       if (!has_labels) Fail(r.Ptr("template") + "/metadata/labels", "required when updating a template");
     }
     if (!a.replicas && !a.selector && !a.template_)
@@ -543,7 +547,6 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
     ObjectReader r(j, ptr, "delete_controller");
     DeleteControllerAction a;
     a.controller = ReadControllerRef(r);
-    state->refs.push_back({a.controller, r.Ptr("controller")});
     if (auto v = r.Bool("cascade")) a.cascade = *v;
     return a;
   }
@@ -697,7 +700,7 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
   InternalError(ScenarioObjectSpec("event"), kind, "an action the parser does not read");
 }
 
-ScenarioEvent ReadEvent(const json& j, const std::string& ptr, const Scenario& s, ParseState* state) {
+ScenarioEvent ReadEvent(const json& j, const std::string& ptr, const Scenario& s) {
   const ObjectSpec& spec = ScenarioObjectSpec("event");
   ObjectReader r(j, ptr, spec);
   ScenarioEvent e;
@@ -716,8 +719,7 @@ ScenarioEvent ReadEvent(const json& j, const std::string& ptr, const Scenario& s
   }
   e.kind = std::string(kinds[0]);
   e.settled_at = e.at;
-  e.action =
-      ReadAction(kinds[0], *ReadObjectField(r, kinds[0]), r.Ptr(kinds[0]), &e.settled_at, s.cluster, state);
+  e.action = ReadAction(kinds[0], *ReadObjectField(r, kinds[0]), r.Ptr(kinds[0]), &e.settled_at, s.cluster);
   e.text = j.dump();
   return e;
 }
@@ -731,7 +733,7 @@ void ReadWindow(const ObjectReader& r, const Scenario& s, Duration* after, std::
   if (*until && **until < *after) Fail(r.Ptr("until"), "before `after`");
 }
 
-Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenario& s, ParseState* state) {
+Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenario& s) {
   const ObjectSpec& spec = ScenarioObjectSpec("expectation");
   ObjectReader outer(j, ptr, spec);
   std::vector<std::string_view> kinds;
@@ -755,15 +757,10 @@ Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenari
   if (auto f = outer.Str("flaw")) e.flaw = *f;
   const json& body = *ReadObjectField(outer, e.kind);
   std::string p = outer.Ptr(e.kind);
-  auto ref = [&](const ObjectReader& r) {
-    std::string name = ReadControllerRef(r);
-    state->refs.push_back({name, r.Ptr("controller")});
-    return name;
-  };
   if (e.kind == "converged") {
     ObjectReader r(body, p, "converged");
     ConvergedExpect c;
-    c.controller = ref(r);
+    c.controller = ReadControllerRef(r);
     if (auto v = r.Dur("after")) c.after = *v;
     if (c.after > s.duration) Fail(r.Ptr("after"), "after the scenario's duration");
     if (auto v = r.Dur("within")) c.within = *v;
@@ -771,7 +768,7 @@ Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenari
   } else if (e.kind == "never_above") {
     ObjectReader r(body, p, "never_above");
     NeverAboveExpect c;
-    c.controller = ref(r);
+    c.controller = ReadControllerRef(r);
     c.active = -1;  // resolved once events are known
     if (auto v = r.Int("active")) c.active = static_cast<int32_t>(*v);
     ReadWindow(r, s, &c.after, &c.until);
@@ -783,7 +780,7 @@ Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenari
   } else if (e.kind == "never_below") {
     ObjectReader r(body, p, "never_below");
     NeverBelowExpect c;
-    c.controller = ref(r);
+    c.controller = ReadControllerRef(r);
     c.ready = static_cast<int32_t>(*r.Int("ready"));
     ReadWindow(r, s, &c.after, &c.until);
     e.spec = c;
@@ -799,7 +796,7 @@ Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenari
   } else if (e.kind == "condition") {
     ObjectReader r(body, p, "condition");
     ConditionExpect c;
-    c.controller = ref(r);
+    c.controller = ReadControllerRef(r);
     if (auto v = r.Str("type")) c.type = *v;
     if (auto v = r.Str("reason")) c.reason = *v;
     if (auto v = r.Bool("seen")) c.seen = *v;
@@ -809,7 +806,7 @@ Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenari
   } else if (e.kind == "final") {
     ObjectReader r(body, p, "final");
     FinalExpect c;
-    c.controller = ref(r);
+    c.controller = ReadControllerRef(r);
     if (auto v = r.Int("running")) c.running = static_cast<int32_t>(*v);
     if (auto v = r.Int("replicas_status")) c.replicas_status = static_cast<int32_t>(*v);
     e.spec = c;
@@ -824,19 +821,83 @@ Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenari
     e.spec = RestartsAtMostExpect{*r.Int("at_most")};
   } else {
     ObjectReader r(body, p, "status_matches");
-    e.spec = StatusMatchesExpect{ref(r)};
+    e.spec = StatusMatchesExpect{ReadControllerRef(r)};
   }
   return e;
 }
 
+// "name" for a controller of the default namespace, else "namespace/name" (messages).
+std::string RefText(const std::string& ns, const std::string& name) {
+  return ns == "default" ? name : ns + "/" + name;
+}
+
+// Resolves every controller reference of the events and expectations (scenario.h): `namespace/name`
+// must name a controller the scenario defines; a bare name the one controller of that name, in any
+// namespace. Sets each reference's name and namespace.
+void ResolveControllerRefs(Scenario& s) {
+  std::map<std::string, std::set<std::string>> namespaces;  // name -> namespaces defining it
+  for (const ControllerConfig& c : s.controllers) namespaces[c.name].insert(c.namespace_);
+  for (const ScenarioEvent& e : s.events) {
+    if (const auto* a = std::get_if<CreateControllerAction>(&e.action)) {
+      namespaces[a->controller.name].insert(a->controller.namespace_);
+    }
+  }
+  auto resolve = [&](std::string& controller, std::string& ns, const std::string& pointer) {
+    const std::string written = controller;
+    const std::size_t slash = written.find('/');
+    controller = RefName(written);
+    auto it = namespaces.find(controller);
+    if (slash != std::string::npos) {
+      ns = written.substr(0, slash);
+      if (it == namespaces.end() || it->second.count(ns) == 0) {
+        Fail(pointer, "unknown controller \"" + written + "\"");
+      }
+      return;
+    }
+    if (it == namespaces.end()) Fail(pointer, "unknown controller \"" + written + "\"");
+    if (it->second.size() > 1) {
+      std::string list;
+      for (const std::string& n : it->second) list += (list.empty() ? "" : ", ") + n;
+      Fail(pointer, "controller \"" + written + "\" is ambiguous: namespaces " + list +
+                        " each have one; write namespace/name");
+    }
+    ns = *it->second.begin();
+  };
+  for (std::size_t i = 0; i < s.events.size(); ++i) {
+    ScenarioEvent& e = s.events[i];
+    const std::string pointer = "/events/" + std::to_string(i) + "/" + e.kind + "/controller";
+    if (auto* a = std::get_if<ScaleAction>(&e.action)) resolve(a->controller, a->namespace_, pointer);
+    if (auto* a = std::get_if<UpdateControllerAction>(&e.action))
+      resolve(a->controller, a->namespace_, pointer);
+    if (auto* a = std::get_if<DeleteControllerAction>(&e.action))
+      resolve(a->controller, a->namespace_, pointer);
+  }
+  for (std::size_t i = 0; i < s.expect.size(); ++i) {
+    Expectation& e = s.expect[i];
+    const std::string pointer = "/expect/" + std::to_string(i) + "/" + e.kind + "/controller";
+    std::visit(
+        [&](auto& spec) {
+          if constexpr (requires {
+                          spec.controller;
+                          spec.namespace_;
+                        }) {
+            resolve(spec.controller, spec.namespace_, pointer);
+          }
+        },
+        e.spec);
+  }
+}
+
 // Replays the controller-changing events in firing order: checks that every event refers to a
-// controller that exists when it fires, and returns each controller's highest replicas.
+// controller that exists when it fires, and returns each controller's highest replicas, by
+// "namespace/name".
 std::map<std::string, int32_t> CheckControllerTimeline(const Scenario& s) {
-  std::map<std::string, ControllerConfig> live;
+  std::map<std::string, ControllerConfig> live;  // by "namespace/name"
   std::map<std::string, int32_t> peak;
+  auto key = [](const std::string& ns, const std::string& name) { return ns + "/" + name; };
   for (const ControllerConfig& c : s.controllers) {
-    live[c.name] = c;
-    peak[c.name] = c.replicas;
+    live[key(c.namespace_, c.name)] = c;
+    peak[key(c.namespace_, c.name)] = c.replicas;
   }
   std::vector<std::size_t> order(s.events.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -845,19 +906,20 @@ std::map<std::string, int32_t> CheckControllerTimeline(const Scenario& s) {
   for (std::size_t i : order) {
     const ScenarioEvent& e = s.events[i];
     std::string ptr = "/events/" + std::to_string(i) + "/" + e.kind;
-    auto need = [&](const std::string& name) -> ControllerConfig& {
-      auto it = live.find(name);
+    auto need = [&](const std::string& ns, const std::string& name) -> ControllerConfig& {
+      auto it = live.find(key(ns, name));
       if (it == live.end()) {
         Fail(ptr + "/controller",
-             "controller \"" + name + "\" does not exist at " + FormatScenarioDuration(e.at));
+             "controller \"" + RefText(ns, name) + "\" does not exist at " + FormatScenarioDuration(e.at));
       }
       return it->second;
     };
     if (const auto* a = std::get_if<ScaleAction>(&e.action)) {
-      need(a->controller).replicas = a->replicas;
-      peak[a->controller] = std::max(peak[a->controller], a->replicas);
+      need(a->namespace_, a->controller).replicas = a->replicas;
+      int32_t& p = peak[key(a->namespace_, a->controller)];
+      p = std::max(p, a->replicas);
     } else if (const auto* a = std::get_if<UpdateControllerAction>(&e.action)) {
-      ControllerConfig& c = need(a->controller);
+      ControllerConfig& c = need(a->namespace_, a->controller);
       if (a->replicas) c.replicas = *a->replicas;
       if (a->selector) c.selector = *a->selector;
       if (a->template_) c.template_ = *a->template_;
@@ -865,17 +927,19 @@ std::map<std::string, int32_t> CheckControllerTimeline(const Scenario& s) {
         Fail(ptr, "the controller's template labels would not match its selector " +
                       FormatSelectorMap(c.selector));
       }
-      peak[a->controller] = std::max(peak[a->controller], c.replicas);
+      int32_t& p = peak[key(a->namespace_, a->controller)];
+      p = std::max(p, c.replicas);
     } else if (const auto* a = std::get_if<CreateControllerAction>(&e.action)) {
-      if (live.count(a->controller.name)) {
-        Fail(ptr + "/name",
-             "controller \"" + a->controller.name + "\" already exists at " + FormatScenarioDuration(e.at));
+      const std::string k = key(a->controller.namespace_, a->controller.name);
+      if (live.count(k)) {
+        Fail(ptr + "/name", "controller \"" + RefText(a->controller.namespace_, a->controller.name) +
+                                "\" already exists at " + FormatScenarioDuration(e.at));
       }
-      live[a->controller.name] = a->controller;
-      peak[a->controller.name] = std::max(peak[a->controller.name], a->controller.replicas);
+      live[k] = a->controller;
+      peak[k] = std::max(peak[k], a->controller.replicas);
     } else if (const auto* a = std::get_if<DeleteControllerAction>(&e.action)) {
-      need(a->controller);
-      live.erase(a->controller);
+      need(a->namespace_, a->controller);
+      live.erase(key(a->namespace_, a->controller));
     }
   }
   return peak;
@@ -917,40 +981,32 @@ Scenario ParseOrThrow(const json& doc, std::string_view file) {
   {
     const json& cs = *ReadArrayField(r, "controllers", "an array of controllers");
     std::string cp = r.Ptr("controllers");
-    std::set<std::string> names;
+    std::set<std::pair<std::string, std::string>> names;  // (namespace, name): unique
     for (std::size_t i = 0; i < cs.size(); ++i) {
       ControllerConfig c = ReadController(cs[i], Child(cp, i));
-      if (!names.insert(c.name).second) {
-        Fail(Child(Child(cp, i), "name"), "duplicate controller name \"" + c.name + "\"");
+      if (!names.insert({c.namespace_, c.name}).second) {
+        Fail(Child(Child(cp, i), "name"),
+             "duplicate controller name \"" + c.name + "\"" +
+                 (c.namespace_ == "default" ? "" : " in namespace " + c.namespace_));
       }
       s.controllers.push_back(std::move(c));
     }
   }
-  ParseState state;
   if (const json* v = ReadArrayField(r, "events", "an array of events")) {
     std::string ep = r.Ptr("events");
-    for (std::size_t i = 0; i < v->size(); ++i)
-      s.events.push_back(ReadEvent((*v)[i], Child(ep, i), s, &state));
+    for (std::size_t i = 0; i < v->size(); ++i) s.events.push_back(ReadEvent((*v)[i], Child(ep, i), s));
   }
   {
     const json& es = *ReadArrayField(r, "expect", "an array of expectations");
     std::string ep = r.Ptr("expect");
-    for (std::size_t i = 0; i < es.size(); ++i)
-      s.expect.push_back(ReadExpectation(es[i], Child(ep, i), s, &state));
+    for (std::size_t i = 0; i < es.size(); ++i) s.expect.push_back(ReadExpectation(es[i], Child(ep, i), s));
   }
-  // Every referenced controller must be defined somewhere in the scenario.
-  std::set<std::string> defined;
-  for (const ControllerConfig& c : s.controllers) defined.insert(c.name);
-  for (const ScenarioEvent& e : s.events) {
-    if (const auto* a = std::get_if<CreateControllerAction>(&e.action)) defined.insert(a->controller.name);
-  }
-  for (const ControllerRef& ref : state.refs) {
-    if (!defined.count(ref.name)) Fail(ref.pointer, "unknown controller \"" + ref.name + "\"");
-  }
+  // Every referenced controller must be defined somewhere in the scenario, and only one by that name.
+  ResolveControllerRefs(s);
   std::map<std::string, int32_t> peak = CheckControllerTimeline(s);
   for (Expectation& e : s.expect) {
     if (auto* n = std::get_if<NeverAboveExpect>(&e.spec); n != nullptr && n->active < 0) {
-      n->active = peak[n->controller];
+      n->active = peak[n->namespace_ + "/" + n->controller];
     }
   }
   return s;

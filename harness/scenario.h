@@ -75,6 +75,11 @@ struct PodTarget {
   double fraction = 0.0;  // kFraction: round(fraction * matching pods)
 };
 
+// References to a controller (`controller` in events and expectations) are written `name` or
+// `namespace/name`. The parser resolves each: `controller` holds the name and `namespace_` the
+// namespace, of the one controller the scenario defines (in `controllers` or a create_controller) with
+// that name (and namespace, when given). A bare name that several namespaces define is ambiguous and
+// refused, as is a reference to no controller.
 struct KillPodsAction {
   PodTarget target;
 };
@@ -86,11 +91,13 @@ struct LabelPodsAction {
   Labels labels;  // set on each chosen pod
 };
 struct ScaleAction {
-  std::string controller;
+  std::string controller;              // the controller referred to: its name
+  std::string namespace_ = "default";  // and its namespace (resolved by the parser)
   int32_t replicas = 0;
 };
 struct UpdateControllerAction {
-  std::string controller;
+  std::string controller;              // the controller referred to: its name
+  std::string namespace_ = "default";  // and its namespace (resolved by the parser)
   std::optional<int32_t> replicas;
   std::optional<Labels> selector;
   std::optional<PodTemplateSpec> template_;
@@ -99,7 +106,8 @@ struct CreateControllerAction {
   ControllerConfig controller;
 };
 struct DeleteControllerAction {
-  std::string controller;
+  std::string controller;              // the controller referred to: its name
+  std::string namespace_ = "default";  // and its namespace (resolved by the parser)
   bool cascade = true;
 };
 struct FailNodeAction {
@@ -192,12 +200,14 @@ struct ScenarioEvent {
 };
 
 struct ConvergedExpect {
-  std::string controller;
+  std::string controller;              // the controller referred to: its name
+  std::string namespace_ = "default";  // and its namespace (resolved by the parser)
   Duration after{0};
   Duration within{std::chrono::minutes(1)};
 };
 struct NeverAboveExpect {
-  std::string controller;
+  std::string controller;              // the controller referred to: its name
+  std::string namespace_ = "default";  // and its namespace (resolved by the parser)
   int32_t active = 0;  // default: the highest replicas the scenario ever gives the controller
   Duration after{0};
   std::optional<Duration> until;  // absent: the end of the run
@@ -208,7 +218,8 @@ struct NeverAboveExpect {
   bool allow_late_orphans = false;
 };
 struct NeverBelowExpect {
-  std::string controller;
+  std::string controller;              // the controller referred to: its name
+  std::string namespace_ = "default";  // and its namespace (resolved by the parser)
   int32_t ready = 0;
   Duration after{0};
   std::optional<Duration> until;
@@ -220,14 +231,16 @@ struct PodsMatchingExpect {
   std::optional<int32_t> final_running;
 };
 struct ConditionExpect {
-  std::string controller;
+  std::string controller;              // the controller referred to: its name
+  std::string namespace_ = "default";  // and its namespace (resolved by the parser)
   std::string type = "ReplicaFailure";
   std::string reason;         // "" : any
   bool seen = true;           // must be seen True during the run (false: must never be)
   std::optional<bool> final;  // must be present (true) or absent (false) at the end
 };
 struct FinalExpect {
-  std::string controller;
+  std::string controller;              // the controller referred to: its name
+  std::string namespace_ = "default";  // and its namespace (resolved by the parser)
   std::optional<int32_t> running;  // if neither is given: running == the final desired replicas
   std::optional<int32_t> replicas_status;
 };
@@ -236,7 +249,8 @@ struct ApiCallsExpect {
   int64_t at_most = 0;
 };
 struct StatusMatchesExpect {
-  std::string controller;
+  std::string controller;              // the controller referred to: its name
+  std::string namespace_ = "default";  // and its namespace (resolved by the parser)
 };
 // Container restarts by every node agent over the run are at most `at_most`.
 struct RestartsAtMostExpect {

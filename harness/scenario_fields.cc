@@ -12,6 +12,8 @@ using nlohmann::json;
 using T = FieldType;
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+constexpr std::string_view kControllerRefText =
+    "the controller: its name, or namespace/name (a bare name must be unique across namespaces)";
 
 FieldSpec F(std::string_view key, T type, std::string_view description) { return {key, type, description}; }
 FieldSpec Req(FieldSpec f) {
@@ -188,11 +190,11 @@ std::vector<ObjectSpec> BuildSpecs() {
   }
   s.push_back({"scale",
                "Sets a controller's replicas.",
-               {Req(F("controller", T::kName, "the controller's name")),
+               {Req(F("controller", T::kControllerRef, kControllerRefText)),
                 Req(Int("replicas", 0, kMaxReplicas, "the new replicas"))}});
   s.push_back({"update_controller",
                "Updates a controller's spec (at least one of replicas, selector, template).",
-               {Req(F("controller", T::kName, "the controller's name")),
+               {Req(F("controller", T::kControllerRef, kControllerRefText)),
                 Int("replicas", 0, kMaxReplicas, "the new replicas"),
                 NonEmpty(F("selector", T::kLabels, "the new selector")),
                 Obj("template", "template", "the new template (must have labels)")},
@@ -202,7 +204,7 @@ std::vector<ObjectSpec> BuildSpecs() {
                {{"replicas", "selector", "template"}}});
   s.push_back({"delete_controller",
                "Deletes a controller.",
-               {Req(F("controller", T::kName, "the controller's name")),
+               {Req(F("controller", T::kControllerRef, kControllerRefText)),
                 F("cascade", T::kBool, "delete its pods too (default true); false orphans them")}});
   s.push_back({"fail_node",
                "Nodes fail: a named node, or `count` nodes drawn with the RNG.",
@@ -317,13 +319,13 @@ std::vector<ObjectSpec> BuildSpecs() {
                ObjectSpec::Shape::kOneKey});
   s.push_back({"converged",
                "The controller converges (running == desired) within `within` after `after`.",
-               {Req(F("controller", T::kName, "the controller's name")),
+               {Req(F("controller", T::kControllerRef, kControllerRefText)),
                 F("after", T::kDuration, "from when (default 0s)"),
                 F("within", T::kPositiveDuration, "the bound (default 1m)")}});
   s.push_back(
       {"never_above",
        "Active pods never exceed `active`.",
-       {Req(F("controller", T::kName, "the controller's name")),
+       {Req(F("controller", T::kControllerRef, kControllerRefText)),
         Int("active", 0, kMaxReplicas, "the bound (default: the highest replicas the scenario gives it)"),
         F("after", T::kDuration, "the window's start (default 0s)"),
         F("until", T::kDuration, "the window's end (default: the end of the run)"),
@@ -332,7 +334,7 @@ std::vector<ObjectSpec> BuildSpecs() {
           "(default false; not with after/until)")}});
   s.push_back({"never_below",
                "Ready pods of the controller never fall below `ready` from `after` to `until`.",
-               {Req(F("controller", T::kName, "the controller's name")),
+               {Req(F("controller", T::kControllerRef, kControllerRefText)),
                 Req(Int("ready", 0, kMaxReplicas, "the floor")),
                 F("after", T::kDuration, "the window's start (default 0s)"),
                 F("until", T::kDuration, "the window's end (default: the end of the run)")}});
@@ -349,14 +351,14 @@ std::vector<ObjectSpec> BuildSpecs() {
   s.push_back(
       {"condition",
        "A condition of the controller's status: set at some time during the run, and/or at the end.",
-       {Req(F("controller", T::kName, "the controller's name")),
+       {Req(F("controller", T::kControllerRef, kControllerRefText)),
         F("type", T::kString, "the condition's type (default \"ReplicaFailure\")"),
         F("reason", T::kString, "the reason it must carry when seen (default: any)"),
         F("seen", T::kBool, "whether it must be seen with status True during the run (default true)"),
         F("final", T::kBool, "whether it must be present (True) at the end (default: not checked)")}});
   s.push_back({"final",
                "At the end, running pods and status.replicas equal the given values.",
-               {Req(F("controller", T::kName, "the controller's name")),
+               {Req(F("controller", T::kControllerRef, kControllerRefText)),
                 Int("running", 0, kMaxReplicas, "running pods (default: the final desired replicas)"),
                 Int("replicas_status", 0, kMaxReplicas, "status.replicas")}});
   s.push_back({"api_calls",
@@ -368,7 +370,7 @@ std::vector<ObjectSpec> BuildSpecs() {
                {Req(Int("at_most", 0, kInt64Max, "the budget"))}});
   s.push_back({"status_matches",
                "The controller's status equals what is observable at the end.",
-               {Req(F("controller", T::kName, "the controller's name"))}});
+               {Req(F("controller", T::kControllerRef, kControllerRefText))}});
   return s;
 }
 
@@ -376,6 +378,9 @@ std::vector<ObjectSpec> BuildSpecs() {
 constexpr const char* kLabelPattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
 constexpr const char* kSubdomainPattern =
     "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+// An optional "namespace/" (a DNS-1123 label) before a name (a DNS-1123 subdomain).
+constexpr const char* kControllerRefPattern =
+    "^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
 constexpr const char* kQualifiedNamePattern =
     "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/"
     ")?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$";
@@ -407,6 +412,9 @@ json FieldSchema(const FieldSpec& f) {
       break;
     case T::kName: j = {{"type", "string"}, {"pattern", kSubdomainPattern}, {"maxLength", 253}}; break;
     case T::kDnsLabel: j = {{"type", "string"}, {"pattern", kLabelPattern}, {"maxLength", 63}}; break;
+    case T::kControllerRef:
+      j = {{"type", "string"}, {"pattern", kControllerRefPattern}, {"maxLength", 63 + 1 + 253}};
+      break;
     case T::kSeed:
       j = {{"type", "integer"}, {"minimum", 0}, {"maximum", std::numeric_limits<uint64_t>::max()}};
       break;

@@ -22,6 +22,7 @@ enum class FieldType {
   kEnum,              // one of FieldSpec::values
   kName,              // a DNS-1123 subdomain (controller and scenario names)
   kDnsLabel,          // a DNS-1123 label (namespaces, container names)
+  kControllerRef,     // a controller's name, or namespace/name (scenario.h: references)
   kSeed,              // an integer 0 .. 2^64-1
   kInteger,           // an integer within [min, max]
   kFraction,          // a number within [0, 1]

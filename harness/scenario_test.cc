@@ -498,6 +498,56 @@ INSTANTIATE_TEST_SUITE_P(
                 [](json& d) { d["events"].push_back(Ev(R"({"flap_readiness": {"for": "1s"}})")); }},
         BadCase{"flap_readiness negative count", "/events/0/flap_readiness/count",
                 [](json& d) { d["events"].push_back(Ev(R"({"flap_readiness": {"count": -2}})")); }},
+        // Controllers referred to as name or namespace/name (two namespaces may each have a "web").
+        BadCase{"ambiguous bare name in an expectation", "/expect/0/final/controller",
+                [](json& d) { d["controllers"].push_back(Ev(R"({"name": "web", "namespace": "prod"})")); }},
+        BadCase{"ambiguous bare name in an event", "/events/0/scale/controller",
+                [](json& d) {
+                  d["controllers"].push_back(Ev(R"({"name": "web", "namespace": "prod"})"));
+                  d["expect"] = Ev(R"([{"final": {"controller": "prod/web"}}])");
+                  d["events"].push_back(Ev(R"({"scale": {"controller": "web", "replicas": 1}})"));
+                }},
+        BadCase{"ambiguous with a controller created later", "/expect/0/converged/controller",
+                [](json& d) {
+                  d["events"].push_back(
+                      Ev(R"({"at": "5s", "create_controller": {"name": "web", "namespace": "prod"}})"));
+                  d["expect"] = Ev(R"([{"converged": {"controller": "web"}}])");
+                }},
+        BadCase{"unknown namespace/name", "/expect/0/final/controller",
+                [](json& d) { d["expect"] = Ev(R"([{"final": {"controller": "prod/web"}}])"); }},
+        BadCase{"unknown namespace/name in delete", "/events/0/delete_controller/controller",
+                [](json& d) {
+                  d["events"].push_back(Ev(R"({"delete_controller": {"controller": "prod/web"}})"));
+                }},
+        BadCase{"invalid namespace in a reference", "/expect/0/status_matches/controller",
+                [](json& d) { d["expect"] = Ev(R"([{"status_matches": {"controller": "Prod/web"}}])"); }},
+        BadCase{"two slashes in a reference", "/expect/0/never_below/controller",
+                [](json& d) {
+                  d["expect"] = Ev(R"([{"never_below": {"controller": "default/web/x", "ready": 1}}])");
+                }},
+        BadCase{"empty name after the namespace", "/events/0/update_controller/controller",
+                [](json& d) {
+                  d["events"].push_back(Ev(R"({"update_controller": {"controller": "default/", "replicas": 1}})"));
+                }},
+        BadCase{"duplicate controller in one namespace", "/controllers/2/name",
+                [](json& d) {
+                  d["controllers"].push_back(Ev(R"({"name": "web", "namespace": "prod"})"));
+                  d["controllers"].push_back(Ev(R"({"name": "web", "namespace": "prod"})"));
+                  d["expect"] = json::array();
+                }},
+        BadCase{"creating an existing namespace/name", "/events/0/create_controller/name",
+                [](json& d) {
+                  d["controllers"].push_back(Ev(R"({"name": "web", "namespace": "prod"})"));
+                  d["expect"] = json::array();
+                  d["events"].push_back(Ev(R"({"at": "5s", "create_controller": {"name": "web", "namespace": "prod"}})"));
+                }},
+        BadCase{"scale of a namespace/name deleted before", "/events/1/scale/controller",
+                [](json& d) {
+                  d["controllers"].push_back(Ev(R"({"name": "web", "namespace": "prod"})"));
+                  d["expect"] = json::array();
+                  d["events"].push_back(Ev(R"({"at": "1s", "delete_controller": {"controller": "prod/web"}})"));
+                  d["events"].push_back(Ev(R"({"at": "2s", "scale": {"controller": "prod/web", "replicas": 1}})"));
+                }},
         BadCase{"restarts_at_most without at_most", "/expect/0/restarts_at_most/at_most",
                 [](json& d) { d["expect"] = Ev(R"([{"restarts_at_most": {}}])"); }},
         BadCase{"restarts_at_most negative", "/expect/0/restarts_at_most/at_most",
@@ -533,6 +583,66 @@ TEST(ScenarioTest, ControllerCreatedByEventCanBeReferenced) {
                          {"at": "9s", "scale": {"controller": "api", "replicas": 4}}])");
   doc["expect"] = Ev(R"([{"converged": {"controller": "api", "after": "9s", "within": "10s"}}])");
   EXPECT_EQ(ErrorOf(doc), "");
+}
+
+// Two controllers named web, in namespaces default and prod: each reference says which (a bare name
+// only where it is unique), and the parser resolves every reference to its namespace.
+TEST(ScenarioTest, SameNameInTwoNamespacesIsReferredToAsNamespaceSlashName) {
+  json doc = Minimal();
+  doc["controllers"] =
+      Ev(R"([{"name": "web", "replicas": 3}, {"name": "web", "namespace": "prod", "replicas": 2},
+                              {"name": "db", "namespace": "prod"}])");
+  doc["events"] = Ev(R"([{"at": "5s", "scale": {"controller": "prod/web", "replicas": 7}},
+                         {"at": "6s", "update_controller": {"controller": "default/web", "replicas": 4,
+                           "template": {"metadata": {"labels": {"app": "web"}}}}},
+                         {"at": "7s", "delete_controller": {"controller": "prod/db"}},
+                         {"at": "8s", "create_controller": {"name": "db", "namespace": "staging"}}])");
+  doc["expect"] = Ev(R"([{"never_above": {"controller": "prod/web"}},
+                         {"never_above": {"controller": "default/web"}},
+                         {"final": {"controller": "staging/db"}},
+                         {"converged": {"controller": "prod/db"}},
+                         {"status_matches": {"controller": "prod/web"}},
+                         {"condition": {"controller": "default/web", "seen": false}},
+                         {"never_below": {"controller": "prod/web", "ready": 1}}])");
+  Result<Scenario> r = ParseScenario(doc, "m.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto& scale = std::get<ScaleAction>(r->events[0].action);
+  EXPECT_EQ(scale.namespace_, "prod");
+  EXPECT_EQ(scale.controller, "web");
+  const auto& update = std::get<UpdateControllerAction>(r->events[1].action);
+  EXPECT_EQ(update.namespace_, "default");
+  EXPECT_EQ(update.controller, "web");
+  EXPECT_EQ(update.template_->spec.containers[0].name, "web") << "the default container is named by the name";
+  const auto& del = std::get<DeleteControllerAction>(r->events[2].action);
+  EXPECT_EQ(del.namespace_, "prod");
+  EXPECT_EQ(del.controller, "db");
+  const auto& above_prod = std::get<NeverAboveExpect>(r->expect[0].spec);
+  EXPECT_EQ(above_prod.namespace_, "prod");
+  EXPECT_EQ(above_prod.active, 7) << "the highest replicas of prod/web";
+  EXPECT_EQ(std::get<NeverAboveExpect>(r->expect[1].spec).active, 4) << "the highest replicas of default/web";
+  EXPECT_EQ(std::get<FinalExpect>(r->expect[2].spec).namespace_, "staging");
+  EXPECT_EQ(std::get<ConvergedExpect>(r->expect[3].spec).namespace_, "prod");
+  EXPECT_EQ(std::get<StatusMatchesExpect>(r->expect[4].spec).namespace_, "prod");
+  EXPECT_EQ(std::get<ConditionExpect>(r->expect[5].spec).namespace_, "default");
+  EXPECT_EQ(std::get<NeverBelowExpect>(r->expect[6].spec).namespace_, "prod");
+}
+
+// Backward compatible: a bare name that one namespace defines means that controller, whatever its
+// namespace (scenarios/basic/namespaces refers to prod's web as "web").
+TEST(ScenarioTest, AUniqueBareNameMeansItsControllerInAnyNamespace) {
+  json doc = Minimal();
+  doc["controllers"] = Ev(R"([{"name": "web", "namespace": "prod", "replicas": 4}])");
+  doc["events"] = Ev(R"([{"at": "5s", "scale": {"controller": "web", "replicas": 6}}])");
+  doc["expect"] = Ev(R"([{"final": {"controller": "web"}}, {"never_above": {"controller": "prod/web"}}])");
+  Result<Scenario> r = ParseScenario(doc, "m.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(std::get<ScaleAction>(r->events[0].action).namespace_, "prod");
+  EXPECT_EQ(std::get<FinalExpect>(r->expect[0].spec).namespace_, "prod");
+  EXPECT_EQ(std::get<NeverAboveExpect>(r->expect[1].spec).active, 6);
+  // Ambiguous: the message says which namespaces and what to write.
+  doc["controllers"].push_back(Ev(R"({"name": "web", "namespace": "canary"})"));
+  EXPECT_THAT(ErrorOf(doc), HasSubstr("t.json: /events/0/scale/controller: controller \"web\" is ambiguous: "
+                                      "namespaces canary, prod each have one; write namespace/name"));
 }
 
 TEST(ScenarioTest, CreatingAnExistingControllerIsRefused) {

@@ -35,18 +35,6 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr Verb kAllVerbs[] = {Verb::kGet,    Verb::kList,  Verb::kWatch, Verb::kCreate,
                               Verb::kUpdate, Verb::kPatch, Verb::kDelete};
 
-std::string NamespaceOf(const Scenario& s, const std::string& name) {
-  for (const ControllerConfig& c : s.controllers) {
-    if (c.name == name) return c.namespace_;
-  }
-  for (const ScenarioEvent& e : s.events) {
-    if (const auto* c = std::get_if<CreateControllerAction>(&e.action); c && c->controller.name == name) {
-      return c->controller.namespace_;
-    }
-  }
-  return "default";
-}
-
 std::string Seconds(Duration d) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.3fs", ToSeconds(d));
@@ -202,7 +190,7 @@ class RealRun {
   Status EnsureNamespace(const std::string& ns);
   Status CreateController(const ControllerConfig& c);
   Status Fire(const ScenarioEvent& e, Duration at);
-  Status UpdateController(const std::string& name, const UpdateControllerAction& a);
+  Status UpdateController(const UpdateControllerAction& a);
   Status DeleteController(const DeleteControllerAction& a);
   Result<std::vector<PodPtr>> ChooseTargets(const PodTarget& target);
   Status DeleteOrLabelPods(const PodTarget& target, const Labels* labels);
@@ -226,7 +214,6 @@ class RealRun {
   RealMonitor monitor_;
   std::vector<Action> actions_;
   uint64_t next_order_ = 0;
-  std::map<std::string, std::string> namespaces_;  // controller -> namespace
   // When the harness's actions of each instant were done (the state "at the end of" an instant the
   // scenario names is the one after them): `at` -> the time the last action at `at` completed.
   std::map<Duration, Duration> done_at_;
@@ -252,7 +239,6 @@ Status RealRun::EnsureNamespace(const std::string& ns) {
 }
 
 Status RealRun::CreateController(const ControllerConfig& c) {
-  namespaces_[c.name] = c.namespace_;
   ReplicationController want = ControllerFromConfig(c);
   if (agents()) GiveContainersACommand(&want.spec.template_);
   const auto deadline = SteadyClock::now() + kActionRetryFor;
@@ -268,8 +254,9 @@ Status RealRun::CreateController(const ControllerConfig& c) {
   return rc.status();
 }
 
-Status RealRun::UpdateController(const std::string& name, const UpdateControllerAction& a) {
-  const std::string ns = namespaces_.count(name) ? namespaces_[name] : NamespaceOf(s_, name);
+Status RealRun::UpdateController(const UpdateControllerAction& a) {
+  const std::string& ns = a.namespace_;
+  const std::string& name = a.controller;
   Status last;
   // The scenario's own writes reach the API, as in the simulation: a conflict is retried at once, an
   // API server that answers 503 (etcd restarting, its leader changing) every 100 ms for up to 15 s.
@@ -304,8 +291,7 @@ Status RealRun::UpdateController(const std::string& name, const UpdateController
 }
 
 Status RealRun::DeleteController(const DeleteControllerAction& a) {
-  const std::string ns =
-      namespaces_.count(a.controller) ? namespaces_[a.controller] : NamespaceOf(s_, a.controller);
+  const std::string& ns = a.namespace_;
   Result<ControllerPtr> rc = Call<Result<ControllerPtr>>(
       [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Get(ns, a.controller, cb); });
   if (!rc.ok()) return rc.status();
@@ -504,10 +490,11 @@ Status RealRun::Fire(const ScenarioEvent& e, Duration at) {
   if (const auto* sc = std::get_if<ScaleAction>(&a)) {
     UpdateControllerAction u;
     u.controller = sc->controller;
+    u.namespace_ = sc->namespace_;
     u.replicas = sc->replicas;
-    return UpdateController(sc->controller, u);
+    return UpdateController(u);
   }
-  if (const auto* u = std::get_if<UpdateControllerAction>(&a)) return UpdateController(u->controller, *u);
+  if (const auto* u = std::get_if<UpdateControllerAction>(&a)) return UpdateController(*u);
   if (const auto* c = std::get_if<CreateControllerAction>(&a)) return CreateController(c->controller);
   if (const auto* d = std::get_if<DeleteControllerAction>(&a)) return DeleteController(*d);
   if (const auto* f = std::get_if<ApiFaultsAction>(&a)) {
@@ -610,13 +597,14 @@ void RealRun::RewatchIfDue() {
 
 ExpectationOutcome RealRun::Check(const Expectation& e, std::size_t probe, Duration end) {
   ExpectationOutcome o;
-  auto find = [&](const std::string& name) { return monitor_.Find(NamespaceOf(s_, name), name); };
-  auto rc_of = [&](const std::string& name) -> ControllerPtr {
-    auto it = monitor_.controllers().find(NamespaceOf(s_, name) + "/" + name);
+  // Every expectation that names a controller carries its resolved namespace (scenario.h).
+  auto find = [&](const auto& x) { return monitor_.Find(x.namespace_, x.controller); };
+  auto rc_of = [&](const auto& x) -> ControllerPtr {
+    auto it = monitor_.controllers().find(x.namespace_ + "/" + x.controller);
     return it == monitor_.controllers().end() ? nullptr : it->second;
   };
   if (const auto* c = std::get_if<ConvergedExpect>(&e.spec)) {
-    const RealMonitor::Tracked* t = find(c->controller);
+    const RealMonitor::Tracked* t = find(*c);
     // Searched from the moment the actions at `after` were done (the state at the end of that
     // instant), measured from `after` itself.
     Duration from = c->after;
@@ -642,7 +630,7 @@ ExpectationOutcome RealRun::Check(const Expectation& e, std::size_t probe, Durat
       peak = w.any ? w.max_active : 0;
       if (w.any) at = " at " + Seconds(w.max_active_at);
       at += WindowText(n->after, n->until);
-    } else if (const RealMonitor::Tracked* t = find(n->controller)) {
+    } else if (const RealMonitor::Tracked* t = find(*n)) {
       peak = t->peak_active;
       if (peak > 0) at = " at " + Seconds(t->peak_at);
     }
@@ -677,7 +665,7 @@ ExpectationOutcome RealRun::Check(const Expectation& e, std::size_t probe, Durat
       o.detail += " (want " + std::to_string(*pm->final_running) + ")";
     }
   } else if (const auto* cd = std::get_if<ConditionExpect>(&e.spec)) {
-    const RealMonitor::Tracked* t = find(cd->controller);
+    const RealMonitor::Tracked* t = find(*cd);
     bool seen = false;
     std::string reasons;
     if (t != nullptr) {
@@ -690,7 +678,7 @@ ExpectationOutcome RealRun::Check(const Expectation& e, std::size_t probe, Durat
       }
     }
     bool at_end = false;
-    if (ControllerPtr rc = rc_of(cd->controller)) {
+    if (ControllerPtr rc = rc_of(*cd)) {
       for (const ReplicationControllerCondition& cond : rc->status.conditions) {
         at_end = at_end || (cond.type == cd->type && cond.status == "True");
       }
@@ -700,7 +688,7 @@ ExpectationOutcome RealRun::Check(const Expectation& e, std::size_t probe, Durat
     o.detail = cd->type + (seen ? " seen (" + reasons + ")" : " never seen") +
                (at_end ? ", present at the end" : ", absent at the end");
   } else if (const auto* f = std::get_if<FinalExpect>(&e.spec)) {
-    ControllerPtr rc = rc_of(f->controller);
+    ControllerPtr rc = rc_of(*f);
     RealMonitor::Counts c = rc ? monitor_.CountsOf(*rc) : RealMonitor::Counts{};
     const int32_t status_replicas = rc ? rc->status.replicas : 0;
     o.measured = json{{"running", c.running}, {"replicas_status", status_replicas}, {"desired", c.desired}};
@@ -724,12 +712,11 @@ ExpectationOutcome RealRun::Check(const Expectation& e, std::size_t probe, Durat
     o.detail = std::to_string(calls) + " " + (a->verb ? std::string(VerbKey(*a->verb)) + " " : "") +
                "calls (at most " + std::to_string(a->at_most) + ")";
   } else if (const auto* sm = std::get_if<StatusMatchesExpect>(&e.spec)) {
-    ControllerPtr rc = rc_of(sm->controller);
+    ControllerPtr rc = rc_of(*sm);
     if (!rc) {
       o.passed = false;
       o.measured = nullptr;
-      o.detail = "controller " + NamespaceOf(s_, sm->controller) + "/" + sm->controller +
-                 " does not exist at the end";
+      o.detail = "controller " + sm->namespace_ + "/" + sm->controller + " does not exist at the end";
     } else {
       const ReplicationController& ctl = *rc;
       ReplicationControllerStatus want;
@@ -842,9 +829,9 @@ RunResult RealRun::Run() {
     std::size_t probe = kNoProbe;
     if (const auto* n = std::get_if<NeverAboveExpect>(&e.spec);
         n && (n->after > Duration::zero() || n->until)) {
-      probe = monitor_.AddWindow(NamespaceOf(s_, n->controller), n->controller, n->after, n->until);
+      probe = monitor_.AddWindow(n->namespace_, n->controller, n->after, n->until);
     } else if (const auto* b = std::get_if<NeverBelowExpect>(&e.spec)) {
-      probe = monitor_.AddWindow(NamespaceOf(s_, b->controller), b->controller, b->after, b->until);
+      probe = monitor_.AddWindow(b->namespace_, b->controller, b->after, b->until);
     } else if (const auto* m = std::get_if<PodsMatchingExpect>(&e.spec)) {
       probe = monitor_.AddMatcher(m->namespace_, m->selector);
     }
