@@ -196,6 +196,9 @@ class RealRun {
   Status DeleteOrLabelPods(const PodTarget& target, const Labels* labels);
   Status KillPods(const PodTarget& target);
   Status FailNode(const FailNodeAction& a, Duration at);
+  Status StopNodeAgents(const StopNodeAgentAction& a, Duration at);
+  // The agents a node event acts on: `node` ("node-<i>"), or `count` drawn among the agents up.
+  std::vector<int> ChooseNodes(const std::optional<std::string>& node, int32_t count);
   Status RestartEtcd(int member, Duration down, Duration at, const std::string& what);
   bool agents() const { return stack_ && stack_->node_agents() > 0; }
   void Absorb(const std::deque<Observed>& observed);
@@ -419,24 +422,24 @@ Status RealRun::KillPods(const PodTarget& target) {
   return Status::Ok();
 }
 
+std::vector<int> RealRun::ChooseNodes(const std::optional<std::string>& node, int32_t count) {
+  if (node) return {std::stoi(node->substr(5))};  // "node-<i>", checked by the parser
+  std::vector<int> up;
+  for (int i = 0; i < stack_->node_agents(); ++i) {
+    if (stack_->NodeAgentUp(i)) up.push_back(i);
+  }
+  const std::size_t k = std::min(up.size(), static_cast<std::size_t>(count));
+  for (std::size_t i = 0; i < k; ++i) {
+    std::size_t j = i + static_cast<std::size_t>(rng_() % (up.size() - i));
+    std::swap(up[i], up[j]);
+  }
+  up.resize(k);
+  return up;
+}
+
 Status RealRun::FailNode(const FailNodeAction& a, Duration at) {
   if (!agents()) return Status(Code::kInvalid, "fail_node needs node agents");
-  std::vector<int> targets;
-  if (a.node) {
-    targets.push_back(std::stoi(a.node->substr(5)));  // "node-<i>", checked by the parser
-  } else {
-    std::vector<int> up;
-    for (int i = 0; i < stack_->node_agents(); ++i) {
-      if (stack_->NodeAgentUp(i)) up.push_back(i);
-    }
-    const std::size_t k = std::min(up.size(), static_cast<std::size_t>(a.count));
-    for (std::size_t i = 0; i < k; ++i) {
-      std::size_t j = i + static_cast<std::size_t>(rng_() % (up.size() - i));
-      std::swap(up[i], up[j]);
-    }
-    up.resize(k);
-    targets = up;
-  }
+  const std::vector<int> targets = ChooseNodes(a.node, a.count);
   for (int node : targets) {
     if (a.for_) {
       stack_->PauseNodeAgent(node);
@@ -448,6 +451,26 @@ Status RealRun::FailNode(const FailNodeAction& a, Duration at) {
     } else {
       stack_->KillNodeAgent(node);
       Log("fail_node: " + RealStack::NodeName(node) + " killed (SIGKILL of its agent and containers)");
+    }
+  }
+  return Status::Ok();
+}
+
+Status RealRun::StopNodeAgents(const StopNodeAgentAction& a, Duration at) {
+  if (!agents()) return Status(Code::kInvalid, "stop_node_agent needs node agents");
+  for (int node : ChooseNodes(a.node, a.count)) {
+    if (!stack_->NodeAgentUp(node)) continue;  // failed, frozen or stopped: it stays so
+    stack_->StopNodeAgent(node);
+    Log("stop_node_agent: " + RealStack::NodeName(node) + " stopped (SIGTERM; its containers run on)" +
+        (a.for_ ? ", back after " + Seconds(*a.for_) : std::string()));
+    if (a.for_) {
+      Schedule(at + *a.for_, [this, node] {
+        if (Status st = stack_->StartNodeAgent(node); !st.ok()) {
+          Fail("stop_node_agent: restarting " + RealStack::NodeName(node) + ": " + st.ToString());
+          return;
+        }
+        Log("stop_node_agent: " + RealStack::NodeName(node) + " started again");
+      });
     }
   }
   return Status::Ok();
@@ -485,6 +508,15 @@ Status RealRun::Fire(const ScenarioEvent& e, Duration at) {
   }
   if (const auto* k = std::get_if<KillPodsAction>(&a)) return KillPods(k->target);
   if (const auto* f = std::get_if<FailNodeAction>(&a)) return FailNode(*f, at);
+  if (const auto* n = std::get_if<StopNodeAgentAction>(&a)) return StopNodeAgents(*n, at);
+  if (const auto* n = std::get_if<StartNodeAgentAction>(&a)) {
+    if (!agents()) return Status(Code::kInvalid, "start_node_agent needs node agents");
+    const int node = ChooseNodes(n->node, 0).front();
+    if (stack_->NodeAgentUp(node)) return Status::Ok();
+    if (Status st = stack_->StartNodeAgent(node); !st.ok()) return st;
+    if (stack_->NodeAgentUp(node)) Log("start_node_agent: " + RealStack::NodeName(node) + " started");
+    return Status::Ok();
+  }
   if (const auto* d = std::get_if<DeletePodsAction>(&a)) return DeleteOrLabelPods(d->target, nullptr);
   if (const auto* l = std::get_if<LabelPodsAction>(&a)) return DeleteOrLabelPods(l->target, &l->labels);
   if (const auto* sc = std::get_if<ScaleAction>(&a)) {
@@ -985,7 +1017,9 @@ std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_clust
     const ScenarioEvent& e = s.events[i];
     const std::string pointer = "/events/" + std::to_string(i) + "/" + e.kind;
     if (std::holds_alternative<KillPodsAction>(e.action) ||
-        std::holds_alternative<FailNodeAction>(e.action)) {
+        std::holds_alternative<FailNodeAction>(e.action) ||
+        std::holds_alternative<StopNodeAgentAction>(e.action) ||
+        std::holds_alternative<StartNodeAgentAction>(e.action)) {
       if (existing_cluster) {
         add(pointer,
             "needs the node agents rcsim starts itself (it signals their processes); not with "
@@ -993,6 +1027,12 @@ std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_clust
       } else if (hollow_nodes) {
         add(pointer, "needs node agents running the pods as processes; not with --hollow-nodes");
       }
+      continue;
+    }
+    if (std::holds_alternative<CrashLoopAction>(e.action)) {
+      add(pointer,
+          "real mode cannot make a container exit right after each start for a while (the node agents "
+          "run the container's command as it is); the simulation only (kill_pods kills a container once)");
       continue;
     }
     if (std::holds_alternative<SetReadyAction>(e.action) ||

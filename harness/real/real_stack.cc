@@ -152,6 +152,7 @@ Result<std::unique_ptr<RealStack>> RealStack::Start(RealStackOptions options) {
     for (int i = 0; i < s->options_.node_agents; ++i) {
       s->agents_.push_back(std::make_unique<ChildProcess>());
       s->paused_.push_back(false);
+      s->failed_.push_back(false);
       const std::vector<std::string> args = {
           s->options_.node_agent_binary, "--apiserver=" + s->api_url(), "--node-name=" + NodeName(i),
           "--root-dir=" + s->NodeRoot(i), std::string("--node-status-update-frequency=") + kNodeHeartbeat,
@@ -227,6 +228,7 @@ void RealStack::KillNodeAgent(int i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   paused_.at(i) = false;
+  failed_.at(i) = true;
 }
 
 void RealStack::PauseNodeAgent(int i) {
@@ -241,6 +243,20 @@ void RealStack::ResumeNodeAgent(int i) {
   SignalContainers(Containers(i), SIGCONT);
   if (agents_[i]->Running()) kill(agents_[i]->pid(), SIGCONT);
   paused_[i] = false;
+}
+
+void RealStack::StopNodeAgent(int i) {
+  if (failed_.at(i) || paused_.at(i)) return;
+  agents_[i]->Terminate();
+}
+
+Status RealStack::StartNodeAgent(int i) {
+  if (failed_.at(i) || paused_.at(i) || agents_[i]->Running()) return Status::Ok();
+  std::error_code ec;
+  const std::string& log = agents_[i]->log_path();
+  const std::size_t offset = std::filesystem::exists(log, ec) ? std::filesystem::file_size(log, ec) : 0;
+  if (Status st = agents_[i]->Respawn(); !st.ok()) return st;
+  return WaitLog(*agents_[i], NodeName(i) + " agent", "node-agent running", offset);
 }
 
 bool RealStack::NodeAgentUp(int i) { return agents_.at(i)->Running() && !paused_.at(i); }

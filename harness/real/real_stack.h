@@ -107,6 +107,12 @@ class RealStack {
   // A node freezes: SIGSTOP of its agent and its containers; ResumeNodeAgent sends SIGCONT.
   void PauseNodeAgent(int i);
   void ResumeNodeAgent(int i);
+  // A kubelet restart: SIGTERM of the agent (SIGKILL after 5 s), which leaves its containers running;
+  // StartNodeAgent starts it again on the same root dir (it re-adopts them), waited for as in Start.
+  // Neither acts on a failed (killed) or frozen node: it stays as it is. Starting a running agent is
+  // a no-op.
+  void StopNodeAgent(int i);
+  Status StartNodeAgent(int i);
   // Running and not paused.
   bool NodeAgentUp(int i);
 
@@ -139,6 +145,7 @@ class RealStack {
   ChildProcess apiserver_, manager_, cluster_;
   std::vector<std::unique_ptr<ChildProcess>> agents_;
   std::vector<bool> paused_;  // by agent index
+  std::vector<bool> failed_;  // by agent index: KillNodeAgent, for good
   std::unique_ptr<FaultProxy> proxy_;
   bool stopped_ = false;
 };

@@ -217,6 +217,22 @@ TEST(RealStackTest, NodeAgentsRunThePodsAsProcesses) {
   EXPECT_TRUE(s.NodeAgentUp(1));
   EXPECT_EQ(s.Containers(1).size(), on_1);
 
+  // stop_node_agent / start_node_agent: SIGTERM of node-1's agent leaves its containers running; the
+  // agent started again on the same root dir re-adopts every one of them.
+  const std::vector<AgentContainer> before = s.Containers(1);
+  const std::size_t log_offset = ReadFile(s.temp_dir() + "/node-1.log").size();
+  s.StopNodeAgent(1);
+  EXPECT_FALSE(s.NodeAgentUp(1));
+  ASSERT_EQ(s.Containers(1).size(), on_1);
+  for (std::size_t i = 0; i < before.size(); ++i) EXPECT_EQ(s.Containers(1)[i].pid, before[i].pid);
+  ASSERT_TRUE(s.StartNodeAgent(1).ok());
+  EXPECT_TRUE(s.NodeAgentUp(1));
+  const std::string restarted = ReadFile(s.temp_dir() + "/node-1.log").substr(log_offset);
+  EXPECT_NE(restarted.find(std::to_string(on_1) + " running container(s) re-adopted"), std::string::npos)
+      << restarted;
+  ASSERT_TRUE(Eventually([&] { return ready_on(4, ""); }));
+  EXPECT_EQ(s.Containers(1).size(), on_1);
+
   // fail_node for good: node-0's agent and containers die; after the grace period its pods are
   // evicted and the manager's replacements run on node-1.
   std::vector<AgentContainer> on_0 = s.Containers(0);
@@ -315,6 +331,31 @@ expect: []
   EXPECT_EQ(RealModeProblems(s, true).size(), 2u);
 }
 
+// crash_loop, stop_node_agent and start_node_agent were refused only when they fired (issue 12): now
+// crash_loop is refused before the run, and the node agent events where no node agent of rcsim's runs.
+TEST(RealRunnerTest, RefusesCrashLoopAndAgentEventsWithoutAgentsBeforeTheRun) {
+  Scenario s = Parse(R"(
+name: t
+cluster: {nodes: 2}
+controllers: [{name: web, replicas: 2}]
+events:
+  - {at: 1s, crash_loop: {selector: {app: web}, count: 1, for: 5s}}
+  - {at: 2s, stop_node_agent: {node: node-0, for: 2s}}
+  - {at: 3s, start_node_agent: {node: node-0}}
+expect: []
+)");
+  std::vector<std::string> agents = RealModeProblems(s, false);
+  ASSERT_EQ(agents.size(), 1u);  // the node agents are stopped and started for real
+  EXPECT_NE(agents[0].find("test.yaml: /events/0/crash_loop: "), std::string::npos) << agents[0];
+  for (bool existing : {false, true}) {
+    std::vector<std::string> problems = RealModeProblems(s, existing, /*hollow_nodes=*/!existing);
+    ASSERT_EQ(problems.size(), 3u);
+    EXPECT_NE(problems[0].find("test.yaml: /events/0/crash_loop: "), std::string::npos) << problems[0];
+    EXPECT_NE(problems[1].find("test.yaml: /events/1/stop_node_agent: "), std::string::npos) << problems[1];
+    EXPECT_NE(problems[2].find("test.yaml: /events/2/start_node_agent: "), std::string::npos) << problems[2];
+  }
+}
+
 // restart_etcd and kill_etcd_leader on a 3-member etcd: the manager's writes and watches go on
 // (quorum kept, or back after an election), the run passes. The bounds are loose: the apiserver's
 // etcd client may wait out a call to the dead member before it fails over (seconds on a loaded box).
@@ -382,6 +423,8 @@ expect:
 
 // kill_pods and fail_node on node agents: the run passes, and what the watch saw shows the failed
 // node's pods evicted (active below 4) and replaced.
+// stop_node_agent for 1s on node-1 (a kill_pods may hit its containers while its agent is down: the
+// agent started again restarts them), kill_pods, then fail_node of node-0.
 TEST(RealRunnerTest, KillPodsAndFailNodeRunOnNodeAgents) {
   Scenario s = Parse(R"(
 name: real-runner-nodes
@@ -390,6 +433,7 @@ cluster: {nodes: 2}
 manager: {resync: 2s}
 controllers: [{name: web, replicas: 4}]
 events:
+  - {at: 500ms, stop_node_agent: {node: node-1, for: 1s}}
   - {at: 1s, kill_pods: {selector: {app: web}, count: 2}}
   - {at: 2s, fail_node: {node: node-0}}
 expect:
