@@ -37,7 +37,8 @@ NodeAgent::NodeAgent(NodeAgentOptions options, ApiClient* api, ClusterApi* clust
       runtime_(runtime),
       clock_(clock),
       executor_(executor),
-      trace_(trace) {
+      trace_(trace),
+      max_pods_(options_.max_pods) {
   runtime_->SetExitListener([this, alive = alive_](const std::string& id, int code) {
     if (*alive) OnExit(id, code);
   });
@@ -86,8 +87,8 @@ Node NodeAgent::DesiredNode(const NodePtr& current) const {
   n.metadata.resource_version.clear();
   n.metadata.name = options_.node_name;
   n.metadata.labels["kubernetes.io/hostname"] = options_.node_name;
-  n.status.capacity["pods"] = std::to_string(options_.max_pods);
-  n.status.allocatable["pods"] = std::to_string(options_.max_pods);
+  n.status.capacity["pods"] = std::to_string(max_pods_);
+  n.status.allocatable["pods"] = std::to_string(max_pods_);
   const TimePoint now = clock_->Now();
   NodeCondition* ready = nullptr;
   for (NodeCondition& c : n.status.conditions) {
@@ -142,23 +143,34 @@ void NodeAgent::ScheduleHeartbeat() {
 }
 
 void NodeAgent::Heartbeat() {
-  const uint64_t epoch = epoch_;
-  cluster_->nodes().Get("", options_.node_name, [this, alive = alive_, epoch](Result<NodePtr> got) {
-    if (!*alive || epoch != epoch_) return;
-    if (!got.ok()) {
-      if (got.status().code() == Code::kNotFound) {
-        Register();  // deleted while we were up: register again
-      } else {
-        ScheduleHeartbeat();
-      }
-      return;
+  PostNodeStatus([this](const Status& s) {
+    if (s.code() == Code::kNotFound) {
+      Register();  // deleted while we were up: register again (which heartbeats from then on)
+    } else {
+      ScheduleHeartbeat();
     }
-    cluster_->nodes().UpdateStatus(DesiredNode(*got), [this, alive, epoch](const Result<NodePtr>& r) {
+  });
+}
+
+void NodeAgent::PostNodeStatus(const std::function<void(const Status&)>& then) {
+  const uint64_t epoch = epoch_;
+  cluster_->nodes().Get("", options_.node_name, [this, alive = alive_, epoch, then](Result<NodePtr> got) {
+    if (!*alive || epoch != epoch_) return;
+    if (!got.ok()) return then(got.status());
+    cluster_->nodes().UpdateStatus(DesiredNode(*got), [this, alive, epoch, then](const Result<NodePtr>& r) {
       if (!*alive || epoch != epoch_) return;
       if (r.ok()) ++counters_.heartbeats;
-      ScheduleHeartbeat();
+      then(r.status());
     });
   });
+}
+
+void NodeAgent::SetMaxPods(int64_t pods) {
+  if (pods == max_pods_) return;
+  max_pods_ = pods;
+  if (!running_) return;  // Start() registers with it
+  Trace("capacity pods=" + std::to_string(pods));
+  PostNodeStatus([](const Status&) {});  // a failure is repaired by the next heartbeat
 }
 
 // ---- Pods ----

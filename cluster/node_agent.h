@@ -25,6 +25,7 @@
 #define RCSIM_CLUSTER_NODE_AGENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -77,6 +78,11 @@ class NodeAgent {
   // Stops heartbeats, watches and restarts; containers keep running.
   void Stop();
   bool running() const { return running_; }
+  // status.capacity.pods (and allocatable) become `pods` (a kubelet reconfigured with --max-pods): a
+  // running agent writes the node status at once, a stopped one when it starts again. Pods already
+  // running stay; admission is the scheduler's (no OutOfpods rejection here).
+  void SetMaxPods(int64_t pods);
+  int64_t max_pods() const { return max_pods_; }
 
   const std::string& node_name() const { return options_.node_name; }
   // Pods this agent runs (has containers for), by uid.
@@ -110,6 +116,9 @@ class NodeAgent {
 
   void Register();
   void Heartbeat();
+  // One Get + UpdateStatus of the node with DesiredNode; then `then` with the outcome (not run if the
+  // agent stopped or restarted meanwhile).
+  void PostNodeStatus(const std::function<void(const Status&)>& then);
   void ScheduleHeartbeat();
   Node DesiredNode(const NodePtr& current) const;
 
@@ -134,6 +143,7 @@ class NodeAgent {
   Executor* const executor_;
   TraceSink* const trace_;
 
+  int64_t max_pods_;  // options_.max_pods until SetMaxPods
   bool running_ = false;
   uint64_t epoch_ = 0;  // bumped by Start/Stop; timers of an older epoch do nothing
   int next_ip_ = 0;

@@ -131,6 +131,15 @@ int SimCluster::SetReady(const Pod& pod, bool ready) {
   return changed;
 }
 
+Status SimCluster::SetNodeCapacity(const std::string& node, int64_t pods) {
+  SimNode* n = Find(node);
+  if (n == nullptr) return Status(Code::kNotFound, "node \"" + node + "\" not found");
+  Trace("capacity " + node + " pods=" + std::to_string(pods));
+  n->options.max_pods = pods;
+  if (n->agent) n->agent->SetMaxPods(pods);
+  return Status::Ok();
+}
+
 std::vector<std::string> SimCluster::node_names() const {
   std::vector<std::string> out;
   for (const auto& [name, n] : nodes_) out.push_back(name);

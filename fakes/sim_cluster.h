@@ -18,6 +18,8 @@
 // - SetReady: the pod's containers pass or fail their runtime's readiness check (restarts included)
 //   until set again; its agent writes the Ready condition through pods/status, as the kubelet does
 //   with its readiness probe's results.
+// - SetNodeCapacity: the node's agent reports another status.capacity.pods (the scheduler honours it
+//   for new bindings; pods already there stay).
 //
 // Deterministic: all randomness from the given Rng (container start latencies); ordered containers.
 // Thread-safety: none; everything runs on the simulation's Executor.
@@ -84,6 +86,10 @@ class SimCluster {
   // Returns how many of the pod's running containers changed readiness (0: none running yet, its
   // node failed, or an unknown node; the setting holds for the containers it starts later).
   int SetReady(const Pod& pod, bool ready);
+  // The node's capacity (status.capacity.pods) becomes `pods`, as a kubelet reconfigured with
+  // --max-pods reports: a running agent writes it at once, a stopped one when it starts, a failed
+  // node's fresh agent when it reboots. kNotFound for an unknown node.
+  Status SetNodeCapacity(const std::string& node, int64_t pods);
 
   std::vector<std::string> node_names() const;
   // The node's agent runs and its runtime is alive.

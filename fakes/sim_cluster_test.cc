@@ -63,5 +63,36 @@ TEST_F(SimClusterTest, AFailedNodesPodsAreEvictedByTheNodeLifecycleController) {
   EXPECT_TRUE(cluster_->node_ready(node));
 }
 
+// node_capacity: the agents report the new capacity (at once, or when a stopped agent starts again);
+// pods already bound stay, a pod that fits nowhere waits as Unschedulable and binds once capacity grows.
+TEST_F(SimClusterTest, NodeCapacityLimitsNewBindingsAndWaitingPodsBindWhenItGrows) {
+  Start();
+  for (const char* name : {"a", "b", "c", "d"}) ASSERT_TRUE(w_.CreatePod(ClusterTestWorld::MakePod(name)));
+  ASSERT_TRUE(w_.RunUntil([&] { return Running("a") && Running("b") && Running("c") && Running("d"); },
+                          std::chrono::seconds(10)));
+  ASSERT_TRUE(cluster_->StopAgent("node-1").ok());
+  ASSERT_TRUE(cluster_->SetNodeCapacity("node-0", 1).ok());
+  ASSERT_TRUE(cluster_->SetNodeCapacity("node-1", 1).ok());
+  EXPECT_EQ(cluster_->SetNodeCapacity("node-9", 1).code(), Code::kNotFound);
+  auto capacity = [&](const std::string& node) { return NodePodCapacity(*w_.GetNode(node)); };
+  ASSERT_TRUE(w_.RunUntil([&] { return capacity("node-0") == 1; }, std::chrono::seconds(1)));
+  EXPECT_EQ(w_.GetNode("node-0")->status.allocatable.at("pods"), "1");
+  w_.loop().RunFor(std::chrono::seconds(1));
+  EXPECT_EQ(capacity("node-1"), 110) << "a stopped agent reports nothing";
+  ASSERT_TRUE(cluster_->StartAgent("node-1").ok());
+  ASSERT_TRUE(w_.RunUntil([&] { return capacity("node-1") == 1; }, std::chrono::seconds(1)));
+
+  ASSERT_TRUE(w_.CreatePod(ClusterTestWorld::MakePod("e")));
+  w_.loop().RunFor(std::chrono::seconds(5));
+  for (const char* name : {"a", "b", "c", "d"}) EXPECT_TRUE(Running(name)) << name << " stays where it runs";
+  EXPECT_EQ(w_.GetPod("e")->spec.node_name, "");
+  EXPECT_EQ(cluster_->scheduler().unschedulable_pods(), 1u);
+
+  ASSERT_TRUE(cluster_->SetNodeCapacity("node-1", 3).ok());
+  ASSERT_TRUE(w_.RunUntil([&] { return Running("e"); }, std::chrono::seconds(5)));
+  EXPECT_EQ(w_.GetPod("e")->spec.node_name, "node-1");
+  EXPECT_EQ(cluster_->scheduler().unschedulable_pods(), 0u);
+}
+
 }  // namespace
 }  // namespace rcsim

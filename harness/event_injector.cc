@@ -95,6 +95,7 @@ Status EventInjector::Fire(const ScenarioEvent& event) {
   if (const auto* n = std::get_if<StopNodeAgentAction>(&a)) return FireStopNodeAgent(*n);
   if (const auto* r = std::get_if<SetReadyAction>(&a)) return FireSetReady(*r);
   if (const auto* f = std::get_if<FlapReadinessAction>(&a)) return FireFlapReadiness(*f);
+  if (const auto* n = std::get_if<NodeCapacityAction>(&a)) return FireNodeCapacity(*n);
   if (const auto* n = std::get_if<StartNodeAgentAction>(&a)) {
     Trace("start_node_agent " + n->node);
     return world_->cluster().StartAgent(n->node);
@@ -298,6 +299,27 @@ Status EventInjector::FireStopNodeAgent(const StopNodeAgentAction& a) {
         world_->cluster().StartAgent(node).IgnoreError();
       });
     }
+  }
+  return first_error;
+}
+
+Status EventInjector::FireNodeCapacity(const NodeCapacityAction& a) {
+  std::vector<std::string> targets;
+  const std::vector<std::string> all = world_->cluster().node_names();
+  if (a.node) {
+    targets.push_back(*a.node);
+  } else if (a.count) {
+    for (std::size_t i : Choose(all.size(), static_cast<std::size_t>(*a.count), world_->rng())) {
+      targets.push_back(all[i]);
+    }
+  } else {
+    targets = all;
+  }
+  Status first_error;
+  for (const std::string& node : targets) {
+    Trace("node_capacity " + node + " pods=" + std::to_string(a.pods));
+    Status s = world_->cluster().SetNodeCapacity(node, a.pods);
+    if (!s.ok() && first_error.ok()) first_error = s;
   }
   return first_error;
 }

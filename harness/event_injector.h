@@ -51,6 +51,7 @@ class EventInjector {
   Status FireCrashLoop(const CrashLoopAction& a);
   Status FireSetReady(const SetReadyAction& a);
   Status FireFlapReadiness(const FlapReadinessAction& a);
+  Status FireNodeCapacity(const NodeCapacityAction& a);
   // `count` nodes drawn among the ready ones, or the named node.
   std::vector<std::string> ChooseNodes(const std::optional<std::string>& node, int32_t count);
   void FireApiFaults(const ApiFaultsAction& a);

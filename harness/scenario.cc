@@ -509,6 +509,18 @@ std::string RefName(const std::string& ref) {
   return slash == std::string::npos ? ref : ref.substr(slash + 1);
 }
 
+// The `node` field: one of the cluster's node names, node-0 .. node-<nodes-1>.
+std::string ReadNodeName(const ObjectReader& r, const ClusterConfig& cluster) {
+  std::string node = *r.Str("node");
+  bool known = false;
+  for (int32_t i = 0; i < cluster.nodes && !known; ++i) known = node == "node-" + std::to_string(i);
+  if (!known) {
+    Fail(r.Ptr("node"), "unknown node \"" + node + "\" (nodes are node-0 .. node-" +
+                            std::to_string(cluster.nodes - 1) + ")");
+  }
+  return node;
+}
+
 EventAction ReadAction(std::string_view kind, const json& j, const std::string& ptr, Duration* settle,
                        const ClusterConfig& cluster) {
   auto extend = [&](Duration d, const std::string& p) { *settle = AddDurations(*settle, d, p); };
@@ -581,27 +593,21 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
   if (kind == "start_node_agent") {
     ObjectReader r(j, ptr, "start_node_agent");
     StartNodeAgentAction a;
-    a.node = *r.Str("node");
-    bool known = false;
-    for (int32_t i = 0; i < cluster.nodes; ++i) known = known || a.node == "node-" + std::to_string(i);
-    if (!known) {
-      Fail(r.Ptr("node"), "unknown node \"" + a.node + "\" (nodes are node-0 .. node-" +
-                              std::to_string(cluster.nodes - 1) + ")");
-    }
+    a.node = ReadNodeName(r, cluster);
+    return a;
+  }
+  if (kind == "node_capacity") {
+    ObjectReader r(j, ptr, "node_capacity");
+    NodeCapacityAction a;
+    if (r.Has("node")) a.node = ReadNodeName(r, cluster);
+    if (auto v = r.Int("count", cluster.nodes)) a.count = static_cast<int32_t>(*v);
+    a.pods = *r.Int("pods");
     return a;
   }
   if (kind == "fail_node" || kind == "stop_node_agent") {
     ObjectReader r(j, ptr, kind);
     FailNodeAction a;
-    if (auto v = r.Str("node")) {
-      a.node = *v;
-      bool known = false;
-      for (int32_t i = 0; i < cluster.nodes; ++i) known = known || *a.node == "node-" + std::to_string(i);
-      if (!known) {
-        Fail(r.Ptr("node"), "unknown node \"" + *a.node + "\" (nodes are node-0 .. node-" +
-                                std::to_string(cluster.nodes - 1) + ")");
-      }
-    }
+    if (r.Has("node")) a.node = ReadNodeName(r, cluster);
     if (auto v = r.Int("count", cluster.nodes)) a.count = static_cast<int32_t>(*v);
     if (auto v = r.Dur("for")) {
       a.for_ = *v;

@@ -182,13 +182,22 @@ struct FlapReadinessAction {
   Duration period{std::chrono::seconds(2)};
   Duration for_{std::chrono::seconds(30)};
 };
+// Nodes' status.capacity.pods (and allocatable.pods) become `pods`, as a kubelet reconfigured with
+// --max-pods reports: the named node, `count` nodes drawn with the RNG, or every node when neither is
+// given. The scheduler honours it for new bindings; pods already bound stay.
+struct NodeCapacityAction {
+  std::optional<std::string> node;
+  std::optional<int32_t> count;
+  int64_t pods = 0;
+};
 
 using EventAction =
     std::variant<KillPodsAction, DeletePodsAction, ScaleAction, UpdateControllerAction,
                  CreateControllerAction, DeleteControllerAction, FailNodeAction, ApiFaultsAction,
                  WatchFaultsAction, StaleReadsAction, RestartManagerAction, PartitionManagerAction,
                  LabelPodsAction, RestartEtcdAction, KillEtcdLeaderAction, CrashLoopAction,
-                 StopNodeAgentAction, StartNodeAgentAction, SetReadyAction, FlapReadinessAction>;
+                 StopNodeAgentAction, StartNodeAgentAction, SetReadyAction, FlapReadinessAction,
+                 NodeCapacityAction>;
 
 struct ScenarioEvent {
   Duration at{0};

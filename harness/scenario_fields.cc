@@ -161,7 +161,8 @@ std::vector<ObjectSpec> BuildSpecs() {
        Obj("start_node_agent", "start_node_agent", "a stopped node agent starts again"),
        Obj("set_ready", "set_ready", "the chosen pods' containers pass or fail their readiness check"),
        Obj("flap_readiness", "flap_readiness",
-           "the chosen pods' readiness toggles every period for a while")},
+           "the chosen pods' readiness toggles every period for a while"),
+       Obj("node_capacity", "node_capacity", "nodes' status.capacity.pods changes")},
       ObjectSpec::Shape::kOneAction};
   for (const FieldSpec& f : event.fields) {
     if (f.key != "at") event.action_keys.push_back(f.key);
@@ -226,6 +227,15 @@ std::vector<ObjectSpec> BuildSpecs() {
   s.push_back({"start_node_agent",
                "A stopped node agent starts again.",
                {Req(F("node", T::kString, "a node name (\"node-3\")"))}});
+  s.push_back({"node_capacity",
+               "Nodes' status.capacity.pods (and allocatable) become `pods`, as their agents report: a named "
+               "node, `count` nodes drawn with the RNG, or every node (neither given).",
+               {F("node", T::kString, "a node name (\"node-3\")"),
+                Int("count", 1, kMaxNodes, "this many nodes, drawn among all (at most the cluster's nodes)"),
+                Req(Int("pods", 0, 1000000, "the new capacity; pods already bound stay"))},
+               ObjectSpec::Shape::kPlain,
+               {},
+               {{"node", "count"}}});
   {
     std::vector<FieldSpec> fields = PodTargetFields();
     fields.push_back(F("for", T::kPositiveDuration, "how long the containers keep crashing (default 30s)"));

@@ -233,6 +233,29 @@ TEST(ScenarioTest, ParsesTheReadinessEventsWithTheirDefaults) {
   EXPECT_EQ(r->SettleTime(), seconds(33));
 }
 
+TEST(ScenarioTest, ParsesNodeCapacityByNodeCountOrEveryNode) {
+  json doc = Minimal();
+  doc["events"] = json::parse(R"([
+    {"at": "1s", "node_capacity": {"node": "node-1", "pods": 3}},
+    {"at": "2s", "node_capacity": {"count": 4, "pods": 0}},
+    {"at": "3s", "node_capacity": {"pods": 110}}
+  ])");
+  Result<Scenario> r = ParseScenario(doc, "m.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto& one = std::get<NodeCapacityAction>(r->events[0].action);
+  EXPECT_EQ(one.node, "node-1");
+  EXPECT_EQ(one.count, std::nullopt);
+  EXPECT_EQ(one.pods, 3);
+  const auto& some = std::get<NodeCapacityAction>(r->events[1].action);
+  EXPECT_EQ(some.node, std::nullopt);
+  EXPECT_EQ(some.count, 4);
+  EXPECT_EQ(some.pods, 0);
+  const auto& every = std::get<NodeCapacityAction>(r->events[2].action);
+  EXPECT_FALSE(every.node || every.count);
+  EXPECT_EQ(every.pods, 110);
+  EXPECT_EQ(r->events[2].settled_at, seconds(3));  // instantaneous
+}
+
 TEST(ScenarioTest, ParsesTheEtcdEventsWithTheirDefaults) {
   json doc = Minimal();
   doc["events"] = json::parse(R"([
@@ -548,6 +571,22 @@ INSTANTIATE_TEST_SUITE_P(
                   d["events"].push_back(Ev(R"({"at": "1s", "delete_controller": {"controller": "prod/web"}})"));
                   d["events"].push_back(Ev(R"({"at": "2s", "scale": {"controller": "prod/web", "replicas": 1}})"));
                 }},
+        BadCase{"node_capacity without pods", "/events/0/node_capacity/pods",
+                [](json& d) { d["events"].push_back(Ev(R"({"node_capacity": {"node": "node-1"}})")); }},
+        BadCase{"node_capacity negative pods", "/events/0/node_capacity/pods",
+                [](json& d) { d["events"].push_back(Ev(R"({"node_capacity": {"pods": -1}})")); }},
+        BadCase{"node_capacity pods wrong type", "/events/0/node_capacity/pods",
+                [](json& d) { d["events"].push_back(Ev(R"({"node_capacity": {"pods": "3"}})")); }},
+        BadCase{"node_capacity unknown node", "/events/0/node_capacity/node",
+                [](json& d) { d["events"].push_back(Ev(R"({"node_capacity": {"node": "node-10", "pods": 3}})")); }},
+        BadCase{"node_capacity count above the nodes", "/events/0/node_capacity/count",
+                [](json& d) { d["events"].push_back(Ev(R"({"node_capacity": {"count": 11, "pods": 3}})")); }},
+        BadCase{"node_capacity node and count", "/events/0/node_capacity/count",
+                [](json& d) {
+                  d["events"].push_back(Ev(R"({"node_capacity": {"node": "node-1", "count": 2, "pods": 3}})"));
+                }},
+        BadCase{"node_capacity unknown key", "/events/0/node_capacity/max_pods",
+                [](json& d) { d["events"].push_back(Ev(R"({"node_capacity": {"max_pods": 3}})")); }},
         BadCase{"restarts_at_most without at_most", "/expect/0/restarts_at_most/at_most",
                 [](json& d) { d["expect"] = Ev(R"([{"restarts_at_most": {}}])"); }},
         BadCase{"restarts_at_most negative", "/expect/0/restarts_at_most/at_most",

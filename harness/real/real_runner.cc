@@ -1042,6 +1042,13 @@ std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_clust
           "(a running container is ready) and hollow nodes run nothing; the simulation only");
       continue;
     }
+    if (std::holds_alternative<NodeCapacityAction>(e.action)) {
+      add(pointer,
+          "runs only in the simulation: a node agent reports status.capacity.pods from its --max-pods with "
+          "every node status it posts (as the kubelet does), so a status update through the API would be "
+          "overwritten");
+      continue;
+    }
     if (const auto* r = std::get_if<RestartEtcdAction>(&e.action);
         r && !existing_cluster && r->member >= etcd_members) {
       add(pointer + "/member", "no such etcd member: this run has " + std::to_string(etcd_members) +

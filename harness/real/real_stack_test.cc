@@ -309,6 +309,19 @@ expect: []
   EXPECT_NE(one[1].find("test.yaml: /events/1/kill_etcd_leader: "), std::string::npos) << one[1];
   EXPECT_TRUE(RealModeProblems(etcd, false, false, /*etcd_members=*/3).empty());
   EXPECT_EQ(RealModeProblems(etcd, true).size(), 3u);  // an existing cluster's etcd is not rcsim's
+
+  // node_capacity: the node agents would overwrite a status write, so it is refused before the run.
+  Scenario capacity = Parse(R"(
+name: capacity
+controllers: [{name: web, replicas: 2}]
+events:
+  - {at: 1s, node_capacity: {node: node-1, pods: 3}}
+expect: []
+)");
+  std::vector<std::string> cap = RealModeProblems(capacity, false);
+  ASSERT_EQ(cap.size(), 1u);
+  EXPECT_NE(cap[0].find("test.yaml: /events/0/node_capacity: runs only in the simulation"), std::string::npos)
+      << cap[0];
 }
 
 // Readiness events need a readiness check the real node agents do not have: refused before the run.
