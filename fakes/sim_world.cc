@@ -105,7 +105,8 @@ void SimWorld::StartManager() {
     other_manager_->Start();
     return;
   }
-  manager_ = std::make_unique<ReplicationManager>(options_.manager, manager_store_.get(), manager_api_.get(),
+  Store* controller_source = options_.manager_controllers_from_store ? manager_store_.get() : nullptr;
+  manager_ = std::make_unique<ReplicationManager>(options_.manager, controller_source, manager_api_.get(),
                                                   &loop_, &loop_, manager_rng_.get(), &trace_, &logger_);
   event_recorder_ = std::make_unique<EventRecorder>(EventRecorderOptions{}, &loop_, event_sink_.get());
   manager_->set_event_recorder(event_recorder_.get());

@@ -5,8 +5,10 @@
 // store and API views, and one trace recorder for everything.
 //
 // Wiring:
-//   manager --FaultyStore--> MemStore                (manager_store(): controller watch; store faults)
-//   manager --FaultyApiClient--> InProcessApiClient --> Registry --> MemStore   (manager_api(): faults)
+//   manager --FaultyApiClient--> InProcessApiClient --> Registry --> MemStore   (manager_api(): faults;
+//            controllers and pods are listed and watched through it, as apps/controller-manager does)
+//   manager --FaultyStore--> MemStore   (manager_store(): the controller watch of the 2014 baseline, or of
+//            the modern manager with manager_controllers_from_store; store faults)
 //   SimCluster --InProcessApiClient (no faults)--> Registry
 //   admin_api(): unfaulted in-process client for scenario actions
 //   manager --EventRecorder--> RegistryEventSink --> EventRegistry --> MemStore   (events(); no faults:
@@ -81,6 +83,10 @@ struct SimWorldOptions {
   // The world compacts the store periodically like kube-apiserver; zero disables compaction.
   Duration compaction_interval = std::chrono::minutes(5);
   ManagerOptions manager;
+  // The modern manager watches controllers in the store (manager_store(), the 2014 design and
+  // controller-manager --etcd_servers) instead of through its API view (the default, as real mode's
+  // controller-manager does).
+  bool manager_controllers_from_store = false;
   // Builds the manager under test instead of the modern ReplicationManager (null: the modern one).
   SimManagerFactory manager_factory;
   bool keep_trace_lines = false;

@@ -351,9 +351,38 @@ TEST(SimWorldTest, ManagerRestartConvergesWithoutOvershoot) {
   EXPECT_TRUE(checker.violations().empty()) << checker.violations().front();
 }
 
+// Issue 12: the simulated manager watched controllers in the store while real mode's controller-manager
+// watches them through the API (behind the fault proxy), so a partition cost the two different relist
+// backoffs (store errors came back at once, the proxy holds each call 1 s). It now reads them through
+// its API view, as the real one does; the store view is the 2014 baseline's (or an option's).
+TEST(SimWorldTest, TheManagerWatchesControllersThroughItsApiViewAsRealModeDoes) {
+  for (bool from_store : {false, true}) {
+    SimWorldOptions options;
+    options.manager_controllers_from_store = from_store;
+    SimWorld world(options);
+    ConvergenceChecker checker(&world);
+    // A store view that fails every call and refuses every watch hides controllers only from a
+    // manager that reads them there.
+    world.manager_store().set_error_rate(1.0);
+    world.manager_store().set_reject_new_watches(true);
+    world.StartManager();
+    ASSERT_TRUE(world.CreateController(MakeController("web", 3)).ok());
+    checker.Track("web", 3);
+    EXPECT_EQ(world.RunUntil([&] { return checker.AllConverged(); }, seconds(20)), !from_store)
+        << "from_store=" << from_store;
+    const uint64_t lists = world.manager_api().counters().calls[static_cast<int>(Verb::kList)];
+    if (from_store) {
+      EXPECT_EQ(lists, 1u);  // pods only
+    } else {
+      EXPECT_GE(lists, 2u);  // pods and controllers
+    }
+  }
+}
+
 TEST(SimWorldTest, StoreFaultsOnTheControllerWatchStillConverge) {
   SimWorldOptions options;
   options.seed = 11;
+  options.manager_controllers_from_store = true;
   SimWorld world(options);
   ConvergenceChecker checker(&world);
   world.manager_store().set_watch_delay(milliseconds(300));
