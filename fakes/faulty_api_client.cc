@@ -150,8 +150,15 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
         return;
       case Plan::Kind::kPass: break;
     }
-    After(plan.latency, [this, verb, is_list, invoke = std::move(invoke), done = std::move(done)]() mutable {
+    After(plan.latency, [this, verb, is_list, crash = crash_epoch_, invoke = std::move(invoke),
+                         done = std::move(done)]() mutable {
       Sent(verb);
+      if (crash != crash_epoch_) {
+        const bool write =
+            verb == Verb::kCreate || verb == Verb::kUpdate || verb == Verb::kPatch || verb == Verb::kDelete;
+        done(R(Status(write ? Code::kTimeout : Code::kUnavailable, crash_why_)));
+        return;
+      }
       invoke([weak = weak_from_this(), epoch = epoch_, is_list, done = std::move(done)](R r) mutable {
         auto self = weak.lock();
         if (!self || self->epoch_ != epoch) return;
@@ -196,6 +203,8 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
   Duration timeout_ = std::chrono::seconds(1);
   ApiFaultCounters counters_;
   std::map<uint64_t, std::function<void(bool)>> watch_enders_;
+  uint64_t crash_epoch_ = 0;  // bumped by FailInFlight: calls sent in an older one fail on arrival
+  std::string crash_why_;
   uint64_t epoch_ = 0;  // bumped by AbandonPending; pending work of an older epoch is dropped  // active
                         // watches, by id (ordered: drop order)
 
@@ -478,6 +487,10 @@ void FaultyApiClient::SetPartitioned(bool partitioned, std::optional<TimePoint> 
 void FaultyApiClient::set_timeout(Duration d) { core_->timeout_ = std::max(d, Duration::zero()); }
 Duration FaultyApiClient::timeout() const { return core_->timeout_; }
 void FaultyApiClient::DropWatches() { core_->DropWatches(/*silent=*/false); }
+void FaultyApiClient::FailInFlight(const std::string& why) {
+  ++core_->crash_epoch_;
+  core_->crash_why_ = why;
+}
 void FaultyApiClient::AbandonPending() {
   // Bump first: the inner watches are released by tasks that must belong to the new epoch.
   ++core_->epoch_;

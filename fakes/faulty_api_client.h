@@ -19,6 +19,11 @@
 //   server L earlier. (Gets are not delayed: Kubernetes serves them from etcd, quorum reads.)
 // - DropWatches(): ends every active watch now with one kError event (kUnavailable), as when the
 //   connection to the API server breaks; the caller must re-list and re-watch.
+// - FailInFlight(): the store behind the API server crashed under the calls still waiting out their
+//   request latency: each fails when it arrives, not applied; a write (create, update, patch, delete)
+//   with kTimeout, as the API server answers 504 for a write its etcd connection lost after sending it
+//   (the outcome is unknown to the caller), a read with kUnavailable. Calls made afterwards are not
+//   affected (the other faults say what they get).
 //
 // Counters: calls per verb that reached the API: counted when sent, after the request latency (an
 // injected error or timeout counts too: the connection answered in the API's place; UpdateStatus
@@ -37,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "engine/api_client.h"
 #include "engine/executor.h"
@@ -85,6 +91,8 @@ class FaultyApiClient final : public ApiClient {
   Duration timeout() const;
   // Ends every active watch now (see above).
   void DropWatches();
+  // The calls in flight now fail when they arrive (see above); `why` is their error message.
+  void FailInFlight(const std::string& why);
   // The caller crashed: every reply and watch event still pending is dropped and every active watch
   // ends silently. Calls still waiting out their request latency are dropped (never sent); calls
   // already sent to the inner client still apply (their outcome is just lost).

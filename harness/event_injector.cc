@@ -400,6 +400,9 @@ void EventInjector::FireRestart(const RestartManagerAction& a) {
 void EventInjector::FireEtcdDown(Duration down, const std::string& what) {
   FaultyApiClient& api = world_->manager_api();
   FaultyStore& store = world_->manager_store();
+  // The manager's calls on their way to the API server meet a dead etcd: not applied, and a write's
+  // outcome is unknown to the manager (the API server answers 504), as real mode shows after SIGKILL.
+  api.FailInFlight("injected: etcd crashed under the call (" + what + ")");
   if (down > Duration::zero()) {
     const TimePoint until = world_->loop().Now() + down;
     for (Verb v : kAllVerbs) {
