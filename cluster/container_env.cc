@@ -1,5 +1,6 @@
 #include "cluster/container_env.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace rcsim {
@@ -57,6 +58,32 @@ EnvVars ContainerEnv(const Pod& pod, const Container& container, const std::stri
     out.emplace_back(name, std::move(*value));
   }
   return out;
+}
+
+std::optional<ExecProbe> ExecReadinessProbe(const Container& container) {
+  const nlohmann::json* rest = container.unknown_fields.get();
+  if (rest == nullptr) return std::nullopt;
+  const auto probe = rest->find("readinessProbe");
+  if (probe == rest->end() || !probe->is_object()) return std::nullopt;
+  const auto exec = probe->find("exec");
+  if (exec == probe->end() || !exec->is_object()) return std::nullopt;
+  ExecProbe p;
+  if (const auto cmd = exec->find("command"); cmd != exec->end() && cmd->is_array()) {
+    for (const nlohmann::json& arg : *cmd) {
+      if (arg.is_string()) p.command.push_back(arg.get<std::string>());
+    }
+  }
+  auto field = [&](const char* key, int64_t fallback, int64_t at_least) {
+    const auto it = probe->find(key);
+    const int64_t v = it != probe->end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+    return std::max(v, at_least);
+  };
+  p.initial_delay = std::chrono::seconds(field("initialDelaySeconds", 0, 0));
+  p.period = std::chrono::seconds(field("periodSeconds", 10, 1));
+  p.timeout = std::chrono::seconds(field("timeoutSeconds", 1, 1));
+  p.success_threshold = static_cast<int>(field("successThreshold", 1, 1));
+  p.failure_threshold = static_cast<int>(field("failureThreshold", 3, 1));
+  return p;
 }
 
 }  // namespace rcsim

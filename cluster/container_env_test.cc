@@ -36,5 +36,32 @@ TEST(ContainerEnvTest, ValuesAndTheDownwardApiInSpecOrderLaterNamesWin) {
   EXPECT_TRUE(ContainerEnv(pod, Container{}, "", "").empty());
 }
 
+TEST(ContainerEnvTest, ExecReadinessProbeWithTheKubeletsDefaults) {
+  Container c;
+  EXPECT_FALSE(ExecReadinessProbe(c));  // none: ready once started
+  c.unknown_fields = UnknownFields(nlohmann::json::parse(R"({"readinessProbe": {"httpGet": {"port": 80}}})"));
+  EXPECT_FALSE(ExecReadinessProbe(c));  // not run: ready once started
+  c.unknown_fields = UnknownFields(
+      nlohmann::json::parse(R"({"readinessProbe": {"exec": {"command": ["test", "-f", "ready"]}}})"));
+  std::optional<ExecProbe> p = ExecReadinessProbe(c);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->command, (std::vector<std::string>{"test", "-f", "ready"}));
+  EXPECT_EQ(p->initial_delay, Duration::zero());
+  EXPECT_EQ(p->period, std::chrono::seconds(10));
+  EXPECT_EQ(p->timeout, std::chrono::seconds(1));
+  EXPECT_EQ(p->success_threshold, 1);
+  EXPECT_EQ(p->failure_threshold, 3);
+  c.unknown_fields = UnknownFields(nlohmann::json::parse(R"({"readinessProbe": {"exec": {"command": ["true"]},
+    "initialDelaySeconds": 2, "periodSeconds": 0, "timeoutSeconds": 5, "successThreshold": 2,
+    "failureThreshold": 1}})"));
+  p = ExecReadinessProbe(c);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->initial_delay, std::chrono::seconds(2));
+  EXPECT_EQ(p->period, std::chrono::seconds(1));  // at least 1
+  EXPECT_EQ(p->timeout, std::chrono::seconds(5));
+  EXPECT_EQ(p->success_threshold, 2);
+  EXPECT_EQ(p->failure_threshold, 1);
+}
+
 }  // namespace
 }  // namespace rcsim

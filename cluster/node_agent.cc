@@ -261,6 +261,7 @@ void NodeAgent::StartContainer(const std::string& uid, std::size_t index) {
   config.command = spec.command;
   config.args = spec.args;
   config.env = ContainerEnv(*st.pod, spec, st.pod_ip, options_.host_ip);
+  config.readiness_probe = ExecReadinessProbe(spec);
   runtime_->Start(config, [this, alive = alive_, uid, index](Result<std::string> r) {
     if (!*alive) return;
     auto it = pods_.find(uid);

@@ -13,11 +13,15 @@
 // - Readiness (what a readiness probe reports; the kubelet's prober results): Ready(id) says whether a
 //   running container passes its readiness check now, and every later change is reported once to the
 //   readiness listener. A runtime without readiness checks keeps the defaults: a running container
-//   is always ready (as a container without a readinessProbe) and nothing is ever reported.
+//   is always ready (as a container without a readinessProbe) and nothing is ever reported. A runtime
+//   that runs ContainerConfig::readiness_probe keeps a container with one not ready until the probe
+//   first succeeds (the kubelet's prober).
 #ifndef RCSIM_CLUSTER_RUNTIME_H_
 #define RCSIM_CLUSTER_RUNTIME_H_
 
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +32,20 @@
 
 namespace rcsim {
 
+// An exec readinessProbe, as the kubelet runs it: `command` in the container's environment and working
+// directory, first `initial_delay` after the start, then every `period`; exit code 0 is a success, any
+// other code, a failure to run it or no exit within `timeout` a failure. Ready after
+// `success_threshold` successes in a row, not ready after `failure_threshold` failures in a row.
+struct ExecProbe {
+  std::vector<std::string> command;
+  Duration initial_delay{0};
+  Duration period{std::chrono::seconds(10)};
+  Duration timeout{std::chrono::seconds(1)};
+  int success_threshold = 1;
+  int failure_threshold = 3;
+  bool operator==(const ExecProbe&) const = default;
+};
+
 struct ContainerConfig {
   std::string pod_namespace;
   std::string pod_name;
@@ -37,6 +55,7 @@ struct ContainerConfig {
   std::vector<std::string> command;
   std::vector<std::string> args;
   std::vector<std::pair<std::string, std::string>> env;  // the spec's env, resolved (container_env.h)
+  std::optional<ExecProbe> readiness_probe;              // the spec's readinessProbe.exec, if any
 };
 
 class Runtime {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -168,6 +169,33 @@ std::string SafeComponent(const std::string& s) {
   return out;
 }
 
+// <root>/pods/<ns>_<name>_<uid>/<container>: the container's logs and working directory (work/).
+fs::path ContainerDir(const std::string& root_dir, const ContainerConfig& config) {
+  return fs::path(root_dir) / "pods" /
+         (SafeComponent(config.pod_namespace) + "_" + SafeComponent(config.pod_name) + "_" +
+          SafeComponent(config.pod_uid)) /
+         SafeComponent(config.container_name);
+}
+
+// The container's environment (KEY=VALUE): ours, then the spec's, replacing any of the same name (the
+// image sets none here).
+std::vector<std::string> ContainerEnvironment(const ContainerConfig& config, const std::string& path,
+                                              const std::string& work_dir) {
+  std::vector<std::string> env = {"PATH=" + path,
+                                  "HOME=" + work_dir,
+                                  "HOSTNAME=" + config.pod_name,
+                                  "POD_NAME=" + config.pod_name,
+                                  "POD_NAMESPACE=" + config.pod_namespace,
+                                  "POD_UID=" + config.pod_uid,
+                                  "CONTAINER_NAME=" + config.container_name};
+  for (const auto& [name, value] : config.env) {
+    const std::string prefix = name + "=";
+    std::erase_if(env, [&](const std::string& e) { return e.rfind(prefix, 0) == 0; });
+    env.push_back(prefix + value);
+  }
+  return env;
+}
+
 }  // namespace
 
 namespace {
@@ -243,6 +271,7 @@ ProcessRuntime::~ProcessRuntime() {
   }
   Wake();
   if (monitor_.joinable()) monitor_.join();
+  for (auto& [id, c] : running_) EndProbe(c);
   for (auto& [fd, id] : by_fd_) close(fd);
   if (wake_fd_ >= 0) close(wake_fd_);
   if (epoll_fd_ >= 0) close(epoll_fd_);
@@ -380,10 +409,7 @@ Status ProcessRuntime::Spawn(const ContainerConfig& config, Container* c, std::s
              " has neither command nor args (images are not pulled, so there is no entrypoint)";
     return Status(Code::kInvalid, *error);
   }
-  const fs::path pod_dir = fs::path(options_.root_dir) / "pods" /
-                           (SafeComponent(config.pod_namespace) + "_" + SafeComponent(config.pod_name) + "_" +
-                            SafeComponent(config.pod_uid)) /
-                           SafeComponent(config.container_name);
+  const fs::path pod_dir = ContainerDir(options_.root_dir, config);
   const std::string work_dir = (pod_dir / "work").string();
   std::error_code ec;
   fs::create_directories(work_dir, ec);
@@ -395,19 +421,7 @@ Status ProcessRuntime::Spawn(const ContainerConfig& config, Container* c, std::s
   }
   c->info.stdout_path = (pod_dir / (c->info.id + ".stdout.log")).string();
   c->info.stderr_path = (pod_dir / (c->info.id + ".stderr.log")).string();
-  std::vector<std::string> env = {"PATH=" + options_.path,
-                                  "HOME=" + work_dir,
-                                  "HOSTNAME=" + config.pod_name,
-                                  "POD_NAME=" + config.pod_name,
-                                  "POD_NAMESPACE=" + config.pod_namespace,
-                                  "POD_UID=" + config.pod_uid,
-                                  "CONTAINER_NAME=" + config.container_name};
-  // The spec's env after these, replacing any of the same name (the image sets none here).
-  for (const auto& [name, value] : config.env) {
-    const std::string prefix = name + "=";
-    std::erase_if(env, [&](const std::string& e) { return e.rfind(prefix, 0) == 0; });
-    env.push_back(prefix + value);
-  }
+  std::vector<std::string> env = ContainerEnvironment(config, options_.path, work_dir);
   std::vector<char*> argv_c, env_c;
   for (std::string& a : c->argv) argv_c.push_back(a.data());
   argv_c.push_back(nullptr);
@@ -477,6 +491,8 @@ Status ProcessRuntime::Spawn(const ContainerConfig& config, Container* c, std::s
   c->own_shim = true;
   c->pidfd = shim_fd;
   c->watching_shim = true;
+  c->env = env;
+  c->work_dir = work_dir;
   if (Status s = WriteState(*c); !s.ok()) *error = s.message();  // runs, but will not be re-adopted
   return Status::Ok();
 }
@@ -488,7 +504,11 @@ void ProcessRuntime::Start(const ContainerConfig& config, Callback<Result<std::s
       if (c.info.adopted && !c.info.claimed && c.info.pod_uid == config.pod_uid &&
           c.info.container_name == config.container_name) {
         c.info.claimed = true;
+        c.work_dir = (ContainerDir(options_.root_dir, config) / "work").string();
+        c.env = ContainerEnvironment(config, options_.path, c.work_dir);
+        SetProbe(config, c, SteadyClock::now());  // its initial delay is long over
         options_.executor->Post([done = std::move(done), id = id] { done(id); });
+        Wake();
         return;
       }
     }
@@ -507,12 +527,142 @@ void ProcessRuntime::Start(const ContainerConfig& config, Callback<Result<std::s
     options_.executor->Post([done = std::move(done), s] { done(s); });
     return;
   }
+  SetProbe(config, c,
+           SteadyClock::now() +
+               std::chrono::duration_cast<SteadyClock::duration>(
+                   config.readiness_probe ? config.readiness_probe->initial_delay : Duration::zero()));
   std::lock_guard<std::mutex> lock(mu_);
   const std::string id = c.info.id;
   Container& stored = running_.emplace(id, std::move(c)).first->second;
   // Posted before the monitor (which needs mu_) can report an exit of this container.
   options_.executor->Post([done = std::move(done), id] { done(id); });
   Watch(id, stored);
+  Wake();  // the monitor's next wake-up may be the first probe
+}
+
+void ProcessRuntime::SetProbe(const ContainerConfig& config, Container& c, SteadyClock::time_point first) {
+  c.probe = config.readiness_probe;
+  c.ready = !c.probe;
+  c.successes = c.failures = 0;
+  c.probe_at = first;
+}
+
+void ProcessRuntime::SetReadinessListener(ReadinessListener listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  readiness_listener_ = std::move(listener);
+}
+
+bool ProcessRuntime::Ready(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = running_.find(id);
+  return it != running_.end() && it->second.ready;
+}
+
+void ProcessRuntime::StartProbe(const std::string& id, Container& c) {
+  c.probe_started = SteadyClock::now();
+  c.probe_deadline = c.probe_started + std::chrono::duration_cast<SteadyClock::duration>(c.probe->timeout);
+  c.probe_timed_out = false;
+  std::optional<std::string> exe;
+  if (!c.probe->command.empty()) exe = FindExecutable(c.probe->command[0], options_.path, c.work_dir);
+  pid_t pid = 0;
+  if (exe) {
+    std::vector<std::string> argv = c.probe->command;
+    std::vector<std::string> env = c.env;
+    std::vector<char*> argv_c, env_c;
+    for (std::string& a : argv) argv_c.push_back(a.data());
+    argv_c.push_back(nullptr);
+    for (std::string& e : env) env_c.push_back(e.data());
+    env_c.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    posix_spawn_file_actions_addchdir_np(&actions, c.work_dir.c_str());
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);    // the agent blocks SIGTERM/SIGINT for sigwait
+    posix_spawnattr_setsigdefault(&attr, &all);  // and ignores SIGPIPE
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    if (posix_spawn(&pid, exe->c_str(), &actions, &attr, argv_c.data(), env_c.data()) != 0) pid = 0;
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  const int fd = pid > 0 ? PidfdOpen(pid) : -1;  // an unreaped child: no recycle race
+  if (fd < 0) {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    // Not found or not run: a failure, as the kubelet's exec of a missing command.
+    c.probe_pid = 0;
+    c.probe_timed_out = true;
+    OnProbeResult(id, c, false);
+    return;
+  }
+  c.probe_pid = pid;
+  c.probe_fd = fd;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = fd;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+  probe_by_fd_[fd] = id;
+}
+
+void ProcessRuntime::EndProbe(Container& c) {
+  if (c.probe_pid <= 0) return;
+  kill(-c.probe_pid, SIGKILL);
+  int status = 0;
+  while (waitpid(c.probe_pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.probe_fd, nullptr);
+  close(c.probe_fd);
+  probe_by_fd_.erase(c.probe_fd);
+  c.probe_pid = 0;
+  c.probe_fd = -1;
+}
+
+void ProcessRuntime::OnProbeDone(int fd) {
+  auto where = probe_by_fd_.find(fd);
+  if (where == probe_by_fd_.end()) return;
+  const std::string id = where->second;
+  auto it = running_.find(id);
+  if (it == running_.end() || it->second.probe_fd != fd) {  // cannot happen: EndProbe forgets the fd
+    probe_by_fd_.erase(where);
+    return;
+  }
+  Container& c = it->second;
+  int status = 0;
+  while (waitpid(c.probe_pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  kill(-c.probe_pid, SIGKILL);  // whatever the probe left behind in its group
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  close(fd);
+  probe_by_fd_.erase(where);
+  c.probe_pid = 0;
+  c.probe_fd = -1;
+  OnProbeResult(id, c, !c.probe_timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+void ProcessRuntime::OnProbeResult(const std::string& id, Container& c, bool success) {
+  const bool was = c.ready;
+  if (success) {
+    c.failures = 0;
+    if (++c.successes >= c.probe->success_threshold) c.ready = true;
+  } else {
+    c.successes = 0;
+    if (++c.failures >= c.probe->failure_threshold) c.ready = false;
+  }
+  c.probe_at = std::max(SteadyClock::now(),
+                        c.probe_started + std::chrono::duration_cast<SteadyClock::duration>(c.probe->period));
+  if (c.ready != was && c.info.claimed && readiness_listener_) {
+    options_.executor->Post([listener = readiness_listener_, id, ready = c.ready] { listener(id, ready); });
+  }
 }
 
 void ProcessRuntime::Stop(const std::string& id, Duration grace, Callback<Status> done) {
@@ -591,6 +741,7 @@ void ProcessRuntime::Finish(const std::string& id, int exit_code, bool seen_live
   Container& c = it->second;
   // Whatever the container left behind in its group goes with it (the kubelet kills the whole cgroup).
   if (seen_live) kill(-c.info.pid, SIGKILL);
+  EndProbe(c);  // no readiness change after the exit
   std::remove(StatePath(id).c_str());
   std::remove(ExitPath(id).c_str());
   if (c.info.claimed && listener_) {
@@ -609,11 +760,14 @@ void ProcessRuntime::MonitorLoop() {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) return;
       const auto now = SteadyClock::now();
-      for (const auto& [id, c] : running_) {
-        if (!c.kill_at) continue;
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(*c.kill_at - now).count();
+      auto until = [&](SteadyClock::time_point t) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(t - now).count();
         const int ms = static_cast<int>(std::clamp<int64_t>(left, 0, 60'000));
         timeout_ms = timeout_ms < 0 ? ms : std::min(timeout_ms, ms);
+      };
+      for (const auto& [id, c] : running_) {
+        if (c.kill_at) until(*c.kill_at);
+        if (c.probe && c.info.claimed) until(c.probe_pid > 0 ? c.probe_deadline : c.probe_at);
       }
     }
     epoll_event events[32];
@@ -627,13 +781,24 @@ void ProcessRuntime::MonitorLoop() {
         }
         continue;
       }
-      OnPidfdReady(events[i].data.fd);
+      if (probe_by_fd_.count(events[i].data.fd) > 0) {
+        OnProbeDone(events[i].data.fd);
+      } else {
+        OnPidfdReady(events[i].data.fd);
+      }
     }
     const auto now = SteadyClock::now();
     for (auto& [id, c] : running_) {
       if (c.kill_at && *c.kill_at <= now) {
         kill(-c.info.pid, SIGKILL);
         c.kill_at.reset();
+      }
+      if (!c.probe || !c.info.claimed) continue;
+      if (c.probe_pid > 0 && !c.probe_timed_out && c.probe_deadline <= now) {
+        kill(-c.probe_pid, SIGKILL);  // its pidfd fires: a failure
+        c.probe_timed_out = true;
+      } else if (c.probe_pid <= 0 && c.probe_at <= now) {
+        StartProbe(id, c);
       }
     }
   }

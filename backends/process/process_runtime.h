@@ -27,10 +27,20 @@
 // next Start runs it again). StopUnclaimed stops adopted containers that nobody claimed and whose pod
 // is not among those the caller still runs here (evicted or deleted while the agent was down).
 //
+// Readiness: a container whose config has a readiness_probe is not ready until the probe first
+// succeeds; the monitor thread runs the probe's command (looked up as the container's executable) as a
+// child in a process group of its own, with the container's environment and working directory and
+// /dev/null for stdin, stdout and stderr, first initial_delay after the start (at once for a claimed
+// adopted container: its delay is long over), then every period from the previous run's start (a run
+// still going is not overlapped). A run past its timeout is killed (its group) and is a failure. Every
+// change of readiness goes to the readiness listener; none after the container's exit is seen. A
+// container without a probe is always ready.
+//
 // The destructor leaves every container running (an agent restart).
 //
 // Thread-safety: thread-safe. Exits are seen on an internal monitor thread (pidfds in epoll);
-// every callback (Start's and Stop's `done`, the exit listener) is posted to the executor.
+// probes run on it too; every callback (Start's and Stop's `done`, the exit and readiness listeners) is
+// posted to the executor.
 #ifndef RCSIM_BACKENDS_PROCESS_PROCESS_RUNTIME_H_
 #define RCSIM_BACKENDS_PROCESS_PROCESS_RUNTIME_H_
 
@@ -85,6 +95,9 @@ class ProcessRuntime final : public Runtime {
   void SetExitListener(ExitListener listener) override;
   void Start(const ContainerConfig& config, Callback<Result<std::string>> done) override;
   void Stop(const std::string& id, Duration grace, Callback<Status> done) override;
+  void SetReadinessListener(ReadinessListener listener) override;
+  // A running container passes its readiness probe (or has none); false for an id not running.
+  bool Ready(const std::string& id) const override;
 
   // Stops (with `grace`) every adopted container that no Start claimed and whose pod uid is not in
   // `keep_pod_uids`; returns how many it stopped.
@@ -109,6 +122,17 @@ class ProcessRuntime final : public Runtime {
     bool watching_shim = true;
     std::optional<std::chrono::steady_clock::time_point> kill_at;  // SIGKILL due (guarded by mu_)
     std::vector<Callback<Status>> stop_waiters;
+    // The readiness probe and its state (guarded by mu_). Without a probe the container is ready.
+    std::optional<ExecProbe> probe;
+    std::vector<std::string> env;  // the container's (KEY=VALUE), for its probe
+    std::string work_dir;
+    bool ready = true;
+    int successes = 0, failures = 0;                 // in a row
+    std::chrono::steady_clock::time_point probe_at;  // the next run, when none runs
+    pid_t probe_pid = 0;                             // > 0 while a run goes on
+    int probe_fd = -1;                               // its pidfd
+    std::chrono::steady_clock::time_point probe_started, probe_deadline;
+    bool probe_timed_out = false;
   };
 
   explicit ProcessRuntime(ProcessRuntimeOptions options);
@@ -117,6 +141,11 @@ class ProcessRuntime final : public Runtime {
   Status Spawn(const ContainerConfig& config, Container* c, std::string* error);
   Status WriteState(const Container& c) const;
   void Watch(const std::string& id, Container& c);                    // mu_ held
+  void SetProbe(const ContainerConfig& config, Container& c, std::chrono::steady_clock::time_point first);
+  void StartProbe(const std::string& id, Container& c);                   // mu_ held
+  void OnProbeDone(int fd);                                               // mu_ held
+  void OnProbeResult(const std::string& id, Container& c, bool success);  // mu_ held
+  void EndProbe(Container& c);  // mu_ held: kills and reaps a run going on
   void OnPidfdReady(int fd);                                          // mu_ held
   void Finish(const std::string& id, int exit_code, bool seen_live);  // mu_ held
   void MonitorLoop();
@@ -132,6 +161,8 @@ class ProcessRuntime final : public Runtime {
   ExitListener listener_;                     // guarded by mu_
   std::map<std::string, Container> running_;  // by id; guarded by mu_
   std::map<int, std::string> by_fd_;          // pidfd -> id; guarded by mu_
+  std::map<int, std::string> probe_by_fd_;    // a probe run's pidfd -> its container's id; guarded by mu_
+  ReadinessListener readiness_listener_;      // guarded by mu_
   bool stopping_ = false;                     // guarded by mu_
   uint64_t next_id_ = 0;                      // guarded by mu_
   std::string id_prefix_;

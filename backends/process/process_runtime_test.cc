@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -287,6 +288,107 @@ TEST(ProcessStartTimeTest, KnowsLiveProcessesOnly) {
   EXPECT_TRUE(ProcessRuntime::ProcessStartTime(getpid()).has_value());
   EXPECT_FALSE(ProcessRuntime::ProcessStartTime(0).has_value());
   EXPECT_FALSE(ProcessRuntime::ProcessStartTime(-5).has_value());
+}
+
+// An exec readinessProbe (issue 10): not ready until the probe first succeeds, then every change goes
+// to the readiness listener; the probe runs in the container's working directory and environment.
+TEST_F(ProcessRuntimeTest, ExecReadinessProbeReportsReadyFromItsFirstSuccessAndEveryChange) {
+  std::mutex mu;
+  std::vector<std::pair<std::string, bool>> changes;  // guarded by mu
+  runtime_->SetReadinessListener([&](const std::string& id, bool ready) {
+    std::lock_guard<std::mutex> lock(mu);
+    changes.emplace_back(id, ready);
+  });
+  auto changes_of = [&](const std::string& id) {
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<bool> out;
+    for (const auto& [who, ready] : changes) {
+      if (who == id) out.push_back(ready);
+    }
+    return out;
+  };
+  ContainerConfig config = Config("probed", {"sleep", "600"});
+  ExecProbe probe;
+  probe.command = {"sh", "-c", "echo run >> runs; test -f ready && test \"$POD_NAME\" = probed"};
+  probe.period = 50ms;
+  probe.failure_threshold = 2;
+  config.readiness_probe = probe;
+  Result<std::string> id = StartSync(config);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_FALSE(runtime_->Ready(*id));
+  // A few failing runs: still not ready, nothing reported.
+  const std::string work = root_ + "/pods/default_probed_uid-probed/main/work";
+  auto runs = [&](const std::string& dir) {
+    const std::string text = ReadFile(dir + "/runs");
+    return std::count(text.begin(), text.end(), '\n');
+  };
+  ASSERT_TRUE(WaitFor([&] { return runs(work) >= 3; }));
+  EXPECT_FALSE(runtime_->Ready(*id));
+  EXPECT_TRUE(changes_of(*id).empty());
+  std::ofstream(work + "/ready") << "";
+  ASSERT_TRUE(WaitFor([&] { return runtime_->Ready(*id); }));
+  ASSERT_TRUE(WaitFor([&] { return changes_of(*id) == std::vector<bool>{true}; }));
+  fs::remove(work + "/ready");
+  ASSERT_TRUE(WaitFor([&] { return !runtime_->Ready(*id); }));
+  ASSERT_TRUE(WaitFor([&] { return changes_of(*id) == (std::vector<bool>{true, false}); }));
+  std::ofstream(work + "/ready") << "";
+  ASSERT_TRUE(WaitFor([&] { return changes_of(*id) == (std::vector<bool>{true, false, true}); }));
+  StopSync(*id, 0s);
+  EXPECT_FALSE(runtime_->Ready(*id));                                  // not running
+  EXPECT_EQ(changes_of(*id), (std::vector<bool>{true, false, true}));  // none after the exit
+
+  // No probe: ready at once. A probe past its timeout is a failure (its run is killed).
+  Result<std::string> plain = StartSync(Config("plain", {"sleep", "600"}));
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_TRUE(runtime_->Ready(*plain));
+  ContainerConfig slow = Config("slow", {"sleep", "600"});
+  probe.command = {"sh", "-c", "echo run >> runs; exec sleep 600"};
+  probe.timeout = 100ms;
+  slow.readiness_probe = probe;
+  Result<std::string> slow_id = StartSync(slow);
+  ASSERT_TRUE(slow_id.ok()) << slow_id.status().ToString();
+  ContainerConfig missing = Config("missing", {"sleep", "600"});
+  probe.command = {"no-such-probe-command"};
+  missing.readiness_probe = probe;
+  Result<std::string> missing_id = StartSync(missing);
+  ASSERT_TRUE(missing_id.ok()) << missing_id.status().ToString();
+  // Three runs of the slow probe: the first two were killed at their timeout (the missing one has
+  // failed as often meanwhile).
+  ASSERT_TRUE(WaitFor([&] { return runs(root_ + "/pods/default_slow_uid-slow/main/work") >= 3; }));
+  EXPECT_FALSE(runtime_->Ready(*slow_id));
+  EXPECT_FALSE(runtime_->Ready(*missing_id));
+  EXPECT_TRUE(changes_of(*slow_id).empty());
+  EXPECT_TRUE(changes_of(*missing_id).empty());
+}
+
+// A container re-adopted by a restarted runtime and claimed with its probe is probed again at once, not
+// ready until its first success (as a restarted kubelet's prober starts from failure).
+TEST_F(ProcessRuntimeTest, AClaimedAdoptedContainerIsProbedAgain) {
+  ContainerConfig config = Config("kept", {"sleep", "600"});
+  ExecProbe probe;
+  probe.command = {"test", "-f", "ready"};
+  probe.period = 50ms;
+  probe.initial_delay = 1h;  // over for an adopted container
+  config.readiness_probe = probe;
+  Result<std::string> id = StartSync(config);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  std::ofstream(root_ + "/pods/default_kept_uid-kept/main/work/ready") << "";
+  Reopen();
+  std::mutex mu;
+  std::vector<bool> changes;  // guarded by mu
+  runtime_->SetReadinessListener([&](const std::string&, bool ready) {
+    std::lock_guard<std::mutex> lock(mu);
+    changes.push_back(ready);
+  });
+  Result<std::string> claimed = StartSync(config);
+  ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
+  EXPECT_EQ(*claimed, *id);
+  ASSERT_TRUE(WaitFor([&] { return runtime_->Ready(*id); }));
+  ASSERT_TRUE(WaitFor([&] {  // the listener runs on the executor, after Ready changed
+    std::lock_guard<std::mutex> lock(mu);
+    return changes == std::vector<bool>{true};
+  }));
+  StopSync(*id, 0s);  // its shim's exit file is written and removed before TearDown removes the dir
 }
 
 }  // namespace
