@@ -92,6 +92,35 @@ class ExecutorResourceClient final : public ResourceClient<T> {
   Executor* const executor_;
 };
 
+class ExecutorLeaseClient final : public LeaseClient {
+ public:
+  ExecutorLeaseClient(LeaseClient* inner, Executor* executor) : inner_(inner), executor_(executor) {}
+
+  void Get(const std::string& ns, const std::string& name, Callback<Result<LeasePtr>> done) override {
+    inner_->Get(ns, name, Hop(std::move(done)));
+  }
+  void List(const std::string& ns, Callback<Result<ObjectList<Lease>>> done) override {
+    inner_->List(ns, Hop(std::move(done)));
+  }
+  void Create(const std::string& ns, Lease lease, Callback<Result<LeasePtr>> done) override {
+    inner_->Create(ns, std::move(lease), Hop(std::move(done)));
+  }
+  void Update(Lease lease, Callback<Result<LeasePtr>> done) override {
+    inner_->Update(std::move(lease), Hop(std::move(done)));
+  }
+
+ private:
+  template <typename R>
+  Callback<R> Hop(Callback<R> done) {
+    return [executor = executor_, done = std::move(done)](R r) mutable {
+      executor->Post([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+    };
+  }
+
+  LeaseClient* const inner_;
+  Executor* const executor_;
+};
+
 class ExecutorApi final : public ApiClient, public ClusterApi {
  public:
   // Nothing is owned; all must outlive the wrapper (and every callback it posted).
@@ -100,11 +129,13 @@ class ExecutorApi final : public ApiClient, public ClusterApi {
         executor_(executor),
         pods_(&api->pods(), executor),
         controllers_(&api->controllers(), executor),
-        nodes_(&cluster->nodes(), executor) {}
+        nodes_(&cluster->nodes(), executor),
+        leases_(&cluster->leases(), executor) {}
 
   ResourceClient<Pod>& pods() override { return pods_; }
   ResourceClient<ReplicationController>& controllers() override { return controllers_; }
   ResourceClient<Node>& nodes() override { return nodes_; }
+  LeaseClient& leases() override { return leases_; }
   void BindPod(const std::string& ns, Binding binding, Callback<Status> done) override {
     cluster_->BindPod(ns, std::move(binding), [executor = executor_, done = std::move(done)](Status s) {
       executor->Post([done, s = std::move(s)] { done(s); });
@@ -117,6 +148,7 @@ class ExecutorApi final : public ApiClient, public ClusterApi {
   ExecutorResourceClient<Pod> pods_;
   ExecutorResourceClient<ReplicationController> controllers_;
   ExecutorResourceClient<Node> nodes_;
+  ExecutorLeaseClient leases_;
 };
 
 }  // namespace rcsim

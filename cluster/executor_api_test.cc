@@ -40,7 +40,7 @@ TEST(ExecutorApiTest, CallbacksRunOnTheGivenExecutor) {
   QueueExecutor hop;
   ExecutorApi api(&world.api(), &world.api(), &hop);
   bool created = false;
-  api.pods().Create("default", ClusterTestWorld::MakePod("a"), [&](Result<PodPtr> r) {
+  api.pods().Create("default", ClusterTestWorld::MakePod("a"), [&](const Result<PodPtr>& r) {
     ASSERT_TRUE(r.ok());
     created = true;
   });
@@ -50,17 +50,40 @@ TEST(ExecutorApiTest, CallbacksRunOnTheGivenExecutor) {
   EXPECT_EQ(hop.RunAll(), 1);
   EXPECT_TRUE(created);
   Node n = ClusterTestWorld::MakeNode("n1", world.loop().Now());
-  api.nodes().Create("", n, [](Result<NodePtr> r) { ASSERT_TRUE(r.ok()); });
+  api.nodes().Create("", n, [](const Result<NodePtr>& r) { ASSERT_TRUE(r.ok()); });
   Binding b;
   b.metadata.name = "a";
   b.target_name = "n1";
-  api.BindPod("default", b, [&](Status s) {
+  api.BindPod("default", b, [&](const Status& s) {
     EXPECT_TRUE(s.ok()) << s.ToString();
     bound = true;
   });
   world.loop().RunUntilIdle();
   hop.RunAll();
   EXPECT_TRUE(bound);
+}
+
+TEST(ExecutorApiTest, LeaseCallbacksRunOnTheGivenExecutor) {
+  ClusterTestWorld world;
+  QueueExecutor hop;
+  ExecutorApi api(&world.api(), &world.api(), &hop);
+  Lease l;
+  l.metadata.name = "n1";
+  l.spec.holder_identity = "n1";
+  int replies = 0;
+  api.leases().Create(kNodeLeaseNamespace, l, [&](const Result<LeasePtr>& r) {
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    ++replies;
+  });
+  api.leases().List(kNodeLeaseNamespace, [&](const Result<ObjectList<Lease>>& r) {
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->items.size(), 1u);
+    ++replies;
+  });
+  world.loop().RunUntilIdle();
+  EXPECT_EQ(replies, 0);  // the inner client answered; the hops have not run yet
+  EXPECT_EQ(hop.RunAll(), 2);
+  EXPECT_EQ(replies, 2);
 }
 
 TEST(ExecutorApiTest, NoWatchEventRunsAfterItsHandleIsDestroyed) {

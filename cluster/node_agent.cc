@@ -57,6 +57,7 @@ void NodeAgent::Start() {
   if (running_) return;
   running_ = true;
   ++epoch_;
+  lease_.reset();  // read afresh: another agent of this node may have renewed it meanwhile
   Register();
   ListOptions mine;
   mine.fields.push_back({"spec.nodeName", true, options_.node_name});
@@ -116,9 +117,10 @@ void NodeAgent::Register() {
     auto after = [this, alive, epoch](const Result<NodePtr>& r) {
       if (!*alive || epoch != epoch_) return;
       if (r.ok()) {
-        ++counters_.heartbeats;
+        ++counters_.status_posts;
+        last_status_post_ = clock_->Now();
         Trace("register");
-        ScheduleHeartbeat();
+        RenewLease([this] { ScheduleHeartbeat(); });
       } else {
         executor_->Schedule(options_.retry_delay, [this, alive, epoch] {
           if (*alive && epoch == epoch_) Register();
@@ -143,24 +145,81 @@ void NodeAgent::ScheduleHeartbeat() {
 }
 
 void NodeAgent::Heartbeat() {
-  PostNodeStatus([this](const Status& s) {
-    if (s.code() == Code::kNotFound) {
-      Register();  // deleted while we were up: register again (which heartbeats from then on)
-    } else {
-      ScheduleHeartbeat();
-    }
-  });
+  RenewLease([this] { SyncNodeStatus(); });
 }
 
-void NodeAgent::PostNodeStatus(const std::function<void(const Status&)>& then) {
+Lease NodeAgent::RenewedLease(const LeasePtr& current) const {
+  Lease l = current ? *current : Lease();
+  l.metadata.name = options_.node_name;
+  l.metadata.namespace_ = kNodeLeaseNamespace;
+  l.spec.holder_identity = options_.node_name;
+  l.spec.lease_duration_seconds = options_.lease_duration_seconds;
+  l.spec.renew_time = clock_->Now();
+  return l;
+}
+
+void NodeAgent::RenewLease(const std::function<void()>& then, bool retry) {
   const uint64_t epoch = epoch_;
-  cluster_->nodes().Get("", options_.node_name, [this, alive = alive_, epoch, then](Result<NodePtr> got) {
+  auto done = [this, alive = alive_, epoch, then, retry](const Result<LeasePtr>& r) {
     if (!*alive || epoch != epoch_) return;
-    if (!got.ok()) return then(got.status());
-    cluster_->nodes().UpdateStatus(DesiredNode(*got), [this, alive, epoch, then](const Result<NodePtr>& r) {
+    if (r.ok()) {
+      lease_ = *r;
+      ++counters_.lease_renewals;
+      return then();
+    }
+    // Another writer, or the lease is gone: read it afresh and try once more (as the kubelet does).
+    lease_.reset();
+    if (retry) return RenewLease(then, /*retry=*/false);
+    then();
+  };
+  if (lease_) {
+    cluster_->leases().Update(RenewedLease(lease_), std::move(done));
+    return;
+  }
+  cluster_->leases().Get(
+      kNodeLeaseNamespace, options_.node_name,
+      [this, alive = alive_, epoch, then, done = std::move(done)](const Result<LeasePtr>& got) mutable {
+        if (!*alive || epoch != epoch_) return;
+        if (got.ok()) {
+          cluster_->leases().Update(RenewedLease(*got), std::move(done));
+        } else if (got.status().code() == Code::kNotFound) {
+          cluster_->leases().Create(kNodeLeaseNamespace, RenewedLease(nullptr), std::move(done));
+        } else {
+          then();
+        }
+      });
+}
+
+// Everything DesiredNode writes but the Ready heartbeat time.
+bool NodeAgent::StatusChanged(const Node& current, const Node& desired) {
+  NodeStatus a = current.status;
+  const NodeCondition* want = FindNodeCondition(desired.status, "Ready");
+  for (NodeCondition& c : a.conditions) {
+    if (c.type == "Ready" && want != nullptr) c.last_heartbeat_time = want->last_heartbeat_time;
+  }
+  return !(a == desired.status);
+}
+
+void NodeAgent::SyncNodeStatus() {
+  const uint64_t epoch = epoch_;
+  cluster_->nodes().Get("", options_.node_name, [this, alive = alive_, epoch](Result<NodePtr> got) {
+    if (!*alive || epoch != epoch_) return;
+    if (!got.ok()) {
+      if (got.status().code() == Code::kNotFound) return Register();  // deleted: register again
+      return ScheduleHeartbeat();
+    }
+    Node desired = DesiredNode(*got);
+    if (!StatusChanged(**got, desired) &&
+        clock_->Now() - last_status_post_ < options_.status_report_interval) {
+      return ScheduleHeartbeat();
+    }
+    cluster_->nodes().UpdateStatus(std::move(desired), [this, alive, epoch](const Result<NodePtr>& r) {
       if (!*alive || epoch != epoch_) return;
-      if (r.ok()) ++counters_.heartbeats;
-      then(r.status());
+      if (r.ok()) {
+        ++counters_.status_posts;
+        last_status_post_ = clock_->Now();
+      }
+      ScheduleHeartbeat();
     });
   });
 }
@@ -170,7 +229,17 @@ void NodeAgent::SetMaxPods(int64_t pods) {
   max_pods_ = pods;
   if (!running_) return;  // Start() registers with it
   Trace("capacity pods=" + std::to_string(pods));
-  PostNodeStatus([](const Status&) {});  // a failure is repaired by the next heartbeat
+  // Posted at once, outside the heartbeat cycle (a failure is repaired by the next status sync, which
+  // sees the capacity differ).
+  const uint64_t epoch = epoch_;
+  cluster_->nodes().Get("", options_.node_name, [this, alive = alive_, epoch](Result<NodePtr> got) {
+    if (!*alive || epoch != epoch_ || !got.ok()) return;
+    cluster_->nodes().UpdateStatus(DesiredNode(*got), [this, alive, epoch](const Result<NodePtr>& r) {
+      if (!*alive || epoch != epoch_ || !r.ok()) return;
+      ++counters_.status_posts;
+      last_status_post_ = clock_->Now();
+    });
+  });
 }
 
 // ---- Pods ----

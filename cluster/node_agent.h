@@ -1,8 +1,12 @@
 // NodeAgent: the kubelet's pod logic for one node, over the Runtime port (cluster/runtime.h).
 //
 // - Registers its Node (create, or a status write if it exists) with status.capacity.pods =
-//   max_pods and Ready=True, and renews the heartbeat (Ready's lastHeartbeatTime) every
-//   heartbeat_interval through nodes/status.
+//   max_pods and Ready=True, and heartbeats as the kubelet does: every heartbeat_interval
+//   (--node-status-update-frequency, 10 s) it renews its Lease kube-node-lease/<node> (holder the
+//   node, renewTime now; an update from the lease it last wrote, re-read once on a conflict) and reads
+//   its Node, posting the status (Ready's lastHeartbeatTime = now) only when it differs from what
+//   the agent would write (Ready not True, e.g. marked Unknown; another capacity) or
+//   status_report_interval (nodeStatusReportFrequency, 5 min) has passed since the last post.
 // - Watches the pods bound to it (fieldSelector spec.nodeName=<node>) and starts their containers.
 //   Status goes through pods/status: phase (Pending until every container started, Running, then
 //   Succeeded/Failed once every container has terminated for good), conditions PodScheduled,
@@ -36,6 +40,7 @@
 #include "engine/api_client.h"
 #include "engine/cluster_api.h"
 #include "engine/executor.h"
+#include "engine/lease.h"
 #include "engine/node_types.h"
 #include "engine/time.h"
 #include "engine/trace.h"
@@ -48,7 +53,9 @@ struct NodeAgentOptions {
   std::string host_ip = "10.0.0.1";
   std::string pod_ip_prefix = "10.244.0.";  // pods get prefix + 2, 3, ... (wrapping at 254)
   int32_t kubelet_port = 0;  // registered as status.daemonEndpoints.kubeletEndpoint.Port (0: none)
-  Duration heartbeat_interval = std::chrono::seconds(10);
+  Duration heartbeat_interval = std::chrono::seconds(10);     // lease renewals and node status checks
+  Duration status_report_interval = std::chrono::minutes(5);  // an unchanged node status is posted this often
+  int32_t lease_duration_seconds = 40;                        // spec.leaseDurationSeconds
   Duration backoff_initial = std::chrono::seconds(10);
   Duration backoff_max = std::chrono::minutes(5);
   Duration backoff_reset = std::chrono::minutes(10);
@@ -61,8 +68,9 @@ struct NodeAgentCounters {
   uint64_t exits = 0;
   uint64_t stops = 0;
   uint64_t final_deletes = 0;
-  uint64_t status_writes = 0;
-  uint64_t heartbeats = 0;
+  uint64_t status_writes = 0;  // pods/status
+  uint64_t status_posts = 0;   // nodes/status
+  uint64_t lease_renewals = 0;
 };
 
 class NodeAgent {
@@ -115,11 +123,15 @@ class NodeAgent {
   };
 
   void Register();
+  // One heartbeat: renew the lease, then sync the node status, then schedule the next.
   void Heartbeat();
-  // One Get + UpdateStatus of the node with DesiredNode; then `then` with the outcome (not run if the
-  // agent stopped or restarted meanwhile).
-  void PostNodeStatus(const std::function<void(const Status&)>& then);
   void ScheduleHeartbeat();
+  // Renews (or creates) the lease, then runs `then` whatever the outcome (not if the agent stopped or
+  // restarted meanwhile). `retry`: re-read the lease and renew once more after a failed update.
+  void RenewLease(const std::function<void()>& then, bool retry = true);
+  Lease RenewedLease(const LeasePtr& current) const;
+  void SyncNodeStatus();
+  static bool StatusChanged(const Node& current, const Node& desired);
   Node DesiredNode(const NodePtr& current) const;
 
   void OnPod(const PodPtr& pod);
@@ -144,6 +156,8 @@ class NodeAgent {
   TraceSink* const trace_;
 
   int64_t max_pods_;  // options_.max_pods until SetMaxPods
+  LeasePtr lease_;    // as last written; null: read it before renewing
+  TimePoint last_status_post_{};
   bool running_ = false;
   uint64_t epoch_ = 0;  // bumped by Start/Stop; timers of an older epoch do nothing
   int next_ip_ = 0;

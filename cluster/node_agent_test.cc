@@ -7,6 +7,7 @@
 
 #include "cluster/cluster_test_world.h"
 #include "fakes/sim_runtime.h"
+#include "registry/lease_registry.h"
 
 namespace rcsim {
 namespace {
@@ -47,21 +48,64 @@ class NodeAgentTest : public ::testing::Test {
   std::unique_ptr<NodeAgent> agent_;
 };
 
-TEST_F(NodeAgentTest, RegistersAndHeartbeats) {
+// The kubelet's heartbeats: the Lease kube-node-lease/<node> is renewed every heartbeat_interval; the
+// Node status is posted at registration, then only every status_report_interval or when it differs
+// from what the agent would write (here: Ready marked Unknown by someone else).
+TEST_F(NodeAgentTest, RegistersAndHeartbeatsThroughItsLease) {
   StartAgent();
   w_.loop().RunFor(std::chrono::seconds(1));
   NodePtr n = w_.GetNode("n1");
   ASSERT_TRUE(n);
   EXPECT_TRUE(IsNodeReady(*n));
   EXPECT_EQ(NodePodCapacity(*n), 110);
-  const TimePoint first = *FindNodeCondition(n->status, "Ready")->last_heartbeat_time;
+  const TimePoint registered = *FindNodeCondition(n->status, "Ready")->last_heartbeat_time;
+  LeaseRegistry leases(&w_.registry().context());
+  auto renew_time = [&] { return *(*leases.Get(kNodeLeaseNamespace, "n1"))->spec.renew_time; };
+  ASSERT_TRUE(leases.Get(kNodeLeaseNamespace, "n1").ok()) << "the lease is created at registration";
+  EXPECT_EQ((*leases.Get(kNodeLeaseNamespace, "n1"))->spec.holder_identity, "n1");
+  EXPECT_EQ((*leases.Get(kNodeLeaseNamespace, "n1"))->spec.lease_duration_seconds, 40);
+  const TimePoint first_renewal = renew_time();
+
   w_.loop().RunFor(std::chrono::seconds(25));
-  const TimePoint later = *FindNodeCondition(w_.GetNode("n1")->status, "Ready")->last_heartbeat_time;
-  EXPECT_GE(later - first, std::chrono::seconds(20));
+  EXPECT_GE(renew_time() - first_renewal, std::chrono::seconds(20));
+  EXPECT_EQ(*FindNodeCondition(w_.GetNode("n1")->status, "Ready")->last_heartbeat_time, registered)
+      << "an unchanged status is not posted every heartbeat";
+  EXPECT_EQ(agent_->counters().status_posts, 1u);
+  EXPECT_EQ(agent_->counters().lease_renewals, 3u);  // at registration, 10s, 20s
+
+  // The status is posted again once nodeStatusReportFrequency (5 min) has passed.
+  w_.loop().RunFor(std::chrono::minutes(5));
+  EXPECT_GE(*FindNodeCondition(w_.GetNode("n1")->status, "Ready")->last_heartbeat_time - registered,
+            std::chrono::minutes(5));
+  EXPECT_EQ(agent_->counters().status_posts, 2u);
+
+  // Marked Unknown (by the node lifecycle controller): Ready=True again within one heartbeat.
+  Node marked = *w_.GetNode("n1");
+  for (NodeCondition& c : marked.status.conditions) c.status = "Unknown";
+  ASSERT_TRUE(w_.registry().nodes().UpdateStatus(marked).ok());
+  w_.loop().RunFor(std::chrono::seconds(11));
+  EXPECT_TRUE(IsNodeReady(*w_.GetNode("n1")));
+
   agent_->Stop();
+  const TimePoint last = renew_time();
   w_.loop().RunFor(std::chrono::seconds(60));
-  EXPECT_EQ(*FindNodeCondition(w_.GetNode("n1")->status, "Ready")->last_heartbeat_time, later)
-      << "a stopped agent does not heartbeat";
+  EXPECT_EQ(renew_time(), last) << "a stopped agent does not heartbeat";
+}
+
+// A lease renewed by someone else meanwhile (a conflict) is read again and renewed at once.
+TEST_F(NodeAgentTest, ALeaseChangedBehindItsBackIsReadAgain) {
+  StartAgent();
+  w_.loop().RunFor(std::chrono::seconds(1));
+  LeaseRegistry leases(&w_.registry().context());
+  Lease other = **leases.Get(kNodeLeaseNamespace, "n1");
+  other.spec.holder_identity = "someone-else";
+  ASSERT_TRUE(leases.Update(other).ok());
+  const TimePoint changed = w_.loop().Now();
+  w_.loop().RunFor(std::chrono::seconds(10));
+  LeasePtr now = *leases.Get(kNodeLeaseNamespace, "n1");
+  EXPECT_EQ(now->spec.holder_identity, "n1");
+  EXPECT_GT(*now->spec.renew_time, changed) << "renewed at the next heartbeat, after one re-read";
+  EXPECT_EQ(agent_->counters().lease_renewals, 2u);
 }
 
 TEST_F(NodeAgentTest, RunsBoundPodsAndReportsStatus) {

@@ -45,11 +45,33 @@ void NodeLifecycleController::OnNode(const NodePtr& node) {
   if (IsNodeReady(*node) && HasTaint(*node, kTaintUnreachable)) SetTaint(node, false);
 }
 
+void NodeLifecycleController::OnLease(const Lease& lease) {
+  auto it = probes_.find(lease.metadata.name);  // a lease of a node the controller knows
+  if (it == probes_.end() || !lease.spec.renew_time) return;
+  Probe& p = it->second;
+  if (!p.lease_renew || *p.lease_renew < *lease.spec.renew_time) {
+    p.lease_renew = lease.spec.renew_time;
+    p.seen = clock_->Now();
+  }
+}
+
 void NodeLifecycleController::Monitor() {
   executor_->Schedule(options_.monitor_period, [this, alive = alive_] {
     if (*alive) Monitor();
   });
-  if (!nodes_->synced() || !pods_->synced()) return;
+  if (!nodes_->synced() || !pods_->synced() || listing_leases_) return;
+  listing_leases_ = true;
+  cluster_->leases().List(kNodeLeaseNamespace, [this, alive = alive_](const Result<ObjectList<Lease>>& r) {
+    if (!*alive) return;
+    listing_leases_ = false;
+    // Without the leases a node cannot be judged: a failed list judges nothing this period.
+    if (!r.ok()) return;
+    for (const LeasePtr& l : r->items) OnLease(*l);
+    Judge();
+  });
+}
+
+void NodeLifecycleController::Judge() {
   const TimePoint now = clock_->Now();
   for (const auto& [name, node] : nodes_->objects()) {
     const Probe& p = probes_[name];
@@ -111,14 +133,15 @@ void NodeLifecycleController::SetTaint(const NodePtr& node, bool present) {
                  taints.end());
   }
   const std::string name = node->metadata.name;
-  cluster_->nodes().Update(std::move(next), [this, alive = alive_, key, name, present](Result<NodePtr> r) {
-    if (!*alive) return;
-    in_flight_.erase(key);
-    if (r.ok() && !present) {
-      ++counters_.taints_removed;
-      Trace("ready " + name);
-    }
-  });
+  cluster_->nodes().Update(std::move(next),
+                           [this, alive = alive_, key, name, present](const Result<NodePtr>& r) {
+                             if (!*alive) return;
+                             in_flight_.erase(key);
+                             if (r.ok() && !present) {
+                               ++counters_.taints_removed;
+                               Trace("ready " + name);
+                             }
+                           });
 }
 
 void NodeLifecycleController::MarkPodsNotReady(const std::string& node) {
@@ -136,7 +159,7 @@ void NodeLifecycleController::MarkPodsNotReady(const std::string& node) {
       }
     }
     for (ContainerStatus& cs : next.status.container_statuses) cs.ready = false;
-    api_->pods().UpdateStatus(std::move(next), [this, alive = alive_, k](Result<PodPtr> r) {
+    api_->pods().UpdateStatus(std::move(next), [this, alive = alive_, k](const Result<PodPtr>& r) {
       if (!*alive) return;
       in_flight_.erase(k);
       if (r.ok()) ++counters_.pods_marked_not_ready;
@@ -153,7 +176,8 @@ void NodeLifecycleController::Evict(const std::string& node) {
     const std::string k = key;
     const std::string uid = pod->metadata.uid;
     api_->pods().Delete(
-        pod->metadata.namespace_, pod->metadata.name, opts, [this, alive = alive_, k, uid](Result<PodPtr> r) {
+        pod->metadata.namespace_, pod->metadata.name, opts,
+        [this, alive = alive_, k, uid](const Result<PodPtr>& r) {
           if (!*alive) return;
           if (r.ok()) {
             ++counters_.evictions;

@@ -1,9 +1,13 @@
 // NodeLifecycleController: notices nodes that stopped heartbeating, as kube-controller-manager's.
 //
-// - A node's heartbeat is its Ready condition's lastHeartbeatTime. The controller remembers, on its
-//   own clock, when it last saw that value change (as kube does, so clock skew between node and
-//   controller does not matter); a node gets the grace period from when the controller started.
-// - Every monitor_period: a node whose heartbeat has not changed for longer than grace_period gets
+// - A node's heartbeat is the newer of its Lease's renewTime (kube-node-lease/<node>) and its Ready
+//   condition's lastHeartbeatTime. The controller remembers, on its own clock, when it last saw
+//   either move forward (as kube does, so clock skew between node and controller does not matter); a
+//   node gets the grace period from when the controller started. Leases are read by one list of
+//   kube-node-lease per monitor_period (no lease watch); when that list fails nothing is judged that
+//   period.
+// - Every monitor_period, after the lease list: a node whose heartbeat has not changed for longer than
+// grace_period gets
 //   Ready=Unknown (reason NodeStatusUnknown) and the node.kubernetes.io/unreachable NoExecute taint,
 //   and every pod on it is marked Ready=False. Once a node has been Unknown for eviction_timeout
 //   (measured from Ready's lastTransitionTime), its pods are deleted (gracefully: the pod GC finishes
@@ -25,6 +29,7 @@
 #include "engine/api_client.h"
 #include "engine/cluster_api.h"
 #include "engine/executor.h"
+#include "engine/lease.h"
 #include "engine/node_types.h"
 #include "engine/time.h"
 #include "engine/trace.h"
@@ -57,12 +62,16 @@ class NodeLifecycleController {
 
  private:
   struct Probe {
-    std::optional<TimePoint> heartbeat;  // last value seen
-    TimePoint seen{};                    // controller time it was first seen
+    std::optional<TimePoint> heartbeat;    // Ready's lastHeartbeatTime, last value seen
+    std::optional<TimePoint> lease_renew;  // the lease's renewTime, newest seen
+    TimePoint seen{};                      // controller time either last moved
   };
 
   void OnNode(const NodePtr& node);
+  void OnLease(const Lease& lease);
+  // Lists the leases, then judges every node.
   void Monitor();
+  void Judge();
   void MarkUnknown(const NodePtr& node);
   void MarkPodsNotReady(const std::string& node);
   void Evict(const std::string& node);
@@ -80,6 +89,7 @@ class NodeLifecycleController {
   std::map<std::string, Probe> probes_;  // by node name
   std::set<std::string> in_flight_;      // node and pod keys with a write in flight
   std::set<std::string> evicted_;        // pod uids deleted by eviction
+  bool listing_leases_ = false;
   NodeLifecycleCounters counters_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::unique_ptr<ObjectCache<Node>> nodes_;

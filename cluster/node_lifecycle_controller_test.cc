@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "cluster/cluster_test_world.h"
 #include "cluster/node_agent.h"
 #include "cluster/pod_gc.h"
 #include "fakes/sim_runtime.h"
+#include "registry/lease_registry.h"
 
 namespace rcsim {
 namespace {
@@ -70,6 +73,45 @@ TEST(NodeLifecycleControllerTest, UnreachableNodeTimeline) {
   ASSERT_TRUE(
       w.RunUntil([&] { return ready_status() == "True" && !HasTaint(*w.GetNode("n1"), kTaintUnreachable); },
                  std::chrono::seconds(30)));
+}
+
+// kube-controller-manager judges a node by the newer of its Lease's renewTime and Ready's
+// lastHeartbeatTime: a node whose status is not posted for minutes (nodeStatusReportFrequency) but
+// whose lease is renewed stays Ready; once the renewals stop it is Unknown after the grace period.
+TEST(NodeLifecycleControllerTest, ARenewedLeaseKeepsANodeReadyWithoutStatusPosts) {
+  ClusterTestWorld w;
+  NullTraceSink trace;
+  ASSERT_TRUE(w.CreateNode(ClusterTestWorld::MakeNode("n1", w.loop().Now())));
+  LeaseRegistry leases(&w.registry().context());
+  Lease l;
+  l.metadata.name = "n1";
+  l.spec.holder_identity = "n1";
+  l.spec.renew_time = w.loop().Now();
+  ASSERT_TRUE(leases.Create(kNodeLeaseNamespace, l).ok());
+  NodeLifecycleOptions lo;
+  lo.grace_period = std::chrono::seconds(40);
+  NodeLifecycleController nlc(lo, &w.api(), &w.api(), &w.loop(), &w.loop(), &trace);
+  nlc.Start();
+  bool renewing = true;
+  std::function<void()> renew = [&] {
+    if (!renewing) return;
+    Lease next = **leases.Get(kNodeLeaseNamespace, "n1");
+    next.spec.renew_time = w.loop().Now();
+    ASSERT_TRUE(leases.Update(next).ok());
+    w.loop().Schedule(std::chrono::seconds(10), renew);
+  };
+  renew();
+  w.loop().RunFor(std::chrono::minutes(3));
+  EXPECT_TRUE(IsNodeReady(*w.GetNode("n1"))) << "the lease is the heartbeat";
+  EXPECT_EQ(nlc.counters().marked_unknown, 0u);
+
+  renewing = false;
+  const TimePoint t0 = w.loop().Now();
+  ASSERT_TRUE(w.RunUntil([&] { return !IsNodeReady(*w.GetNode("n1")); }, std::chrono::minutes(2)));
+  const Duration noticed = w.loop().Now() - t0;
+  EXPECT_GT(noticed, std::chrono::seconds(30)) << "not before the grace period (from the last renewal)";
+  EXPECT_LE(noticed, std::chrono::seconds(50));
+  EXPECT_EQ(FindNodeCondition(w.GetNode("n1")->status, "Ready")->status, "Unknown");
 }
 
 TEST(PodGcTest, DeletesTerminatedBeyondThresholdAndPodsOfMissingNodes) {

@@ -1,13 +1,19 @@
 // The ClusterApi port: what the cluster components (cluster/: scheduler, node agent, garbage
 // collector, node lifecycle, pod GC) need beyond engine/api_client.h's pods and replication
-// controllers: nodes and the pods/binding subresource. Implemented by the in-process client
-// (fakes/inprocess_api_client.h) and the HTTP client (backends/httpclient/http_api_client.h); the
+// controllers: nodes, node heartbeat Leases and the pods/binding subresource. Implemented by the in-process
+// client (fakes/inprocess_api_client.h) and the HTTP client (backends/httpclient/http_api_client.h); the
 // cluster API contract suite (tests/contract/cluster_api_contract.h) runs against both.
 //
 // Contract: as ApiClient's (asynchronous, `done` exactly once and never inline, kTimeout = unknown
 // outcome). Nodes are cluster-scoped: the namespace argument of every nodes() call is "".
 // - nodes().Create keeps the given status (a node agent registers with its capacity and conditions);
 //   UpdateStatus writes only .status (heartbeats, conditions); Update writes metadata and spec (taints).
+// - leases(): coordination.k8s.io/v1 Leases (the node agents' heartbeats, kube-node-lease/<node>), with
+//   registry/lease_registry.h's semantics: Create assigns uid and creationTimestamp (kAlreadyExists if
+//   the name is taken); Update is a PUT with optimistic concurrency (a stale non-empty
+//   resourceVersion gives kConflict, an empty one is unconditional; kNotFound if absent); List gives a
+//   namespace's leases in name order and the revision read at. No watch: readers list (the node
+//   lifecycle controller lists once per monitor period).
 // - BindPod sets spec.nodeName of a pod that has none and adds condition PodScheduled=True; kConflict
 //   if the pod is already bound (to any node), kNotFound if it does not exist (or its uid differs from
 //   binding.metadata.uid when that is set).
@@ -17,15 +23,26 @@
 #include <string>
 
 #include "engine/api_client.h"
+#include "engine/lease.h"
 #include "engine/node_types.h"
 #include "engine/status.h"
 
 namespace rcsim {
 
+class LeaseClient {
+ public:
+  virtual ~LeaseClient() = default;
+  virtual void Get(const std::string& ns, const std::string& name, Callback<Result<LeasePtr>> done) = 0;
+  virtual void List(const std::string& ns, Callback<Result<ObjectList<Lease>>> done) = 0;
+  virtual void Create(const std::string& ns, Lease lease, Callback<Result<LeasePtr>> done) = 0;
+  virtual void Update(Lease lease, Callback<Result<LeasePtr>> done) = 0;
+};
+
 class ClusterApi {
  public:
   virtual ~ClusterApi() = default;
   virtual ResourceClient<Node>& nodes() = 0;
+  virtual LeaseClient& leases() = 0;
   virtual void BindPod(const std::string& ns, Binding binding, Callback<Status> done) = 0;
 };
 

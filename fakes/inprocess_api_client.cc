@@ -102,11 +102,48 @@ class InProcessApiClient::Resource final : public ResourceClient<T> {
   std::array<std::atomic<uint64_t>, kVerbCount>* const counters_;
 };
 
+class InProcessApiClient::Leases final : public LeaseClient {
+ public:
+  Leases(LeaseRegistry* registry, Executor* executor, std::array<std::atomic<uint64_t>, kVerbCount>* counters)
+      : registry_(registry), executor_(executor), counters_(counters) {}
+
+  void Get(const std::string& ns, const std::string& name, Callback<Result<LeasePtr>> done) override {
+    Count(Verb::kGet);
+    Reply(std::move(done), registry_->Get(ns, name));
+  }
+  void List(const std::string& ns, Callback<Result<ObjectList<Lease>>> done) override {
+    Count(Verb::kList);
+    Reply(std::move(done), registry_->List(ns));
+  }
+  void Create(const std::string& ns, Lease lease, Callback<Result<LeasePtr>> done) override {
+    Count(Verb::kCreate);
+    Reply(std::move(done), registry_->Create(ns, std::move(lease)));
+  }
+  void Update(Lease lease, Callback<Result<LeasePtr>> done) override {
+    Count(Verb::kUpdate);
+    Reply(std::move(done), registry_->Update(std::move(lease)));
+  }
+
+ private:
+  void Count(Verb verb) { (*counters_)[static_cast<std::size_t>(verb)].fetch_add(1); }
+  template <typename R>
+  void Reply(Callback<R> done, R result) {
+    executor_->Post(
+        [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
+  }
+
+  LeaseRegistry* const registry_;
+  Executor* const executor_;
+  std::array<std::atomic<uint64_t>, kVerbCount>* const counters_;
+};
+
 InProcessApiClient::InProcessApiClient(Registry* registry, Executor* executor)
     : pods_(std::make_unique<Resource<Pod>>(&registry->pods(), executor, &counters_)),
       controllers_(
           std::make_unique<Resource<ReplicationController>>(&registry->controllers(), executor, &counters_)),
       nodes_(std::make_unique<Resource<Node>>(&registry->nodes(), executor, &counters_)),
+      lease_registry_(&registry->context()),
+      leases_(std::make_unique<Leases>(&lease_registry_, executor, &counters_)),
       registry_(registry),
       executor_(executor) {}
 
@@ -115,6 +152,7 @@ InProcessApiClient::~InProcessApiClient() = default;
 ResourceClient<Pod>& InProcessApiClient::pods() { return *pods_; }
 ResourceClient<ReplicationController>& InProcessApiClient::controllers() { return *controllers_; }
 ResourceClient<Node>& InProcessApiClient::nodes() { return *nodes_; }
+LeaseClient& InProcessApiClient::leases() { return *leases_; }
 
 void InProcessApiClient::BindPod(const std::string& ns, Binding binding, Callback<Status> done) {
   counters_[static_cast<std::size_t>(Verb::kCreate)].fetch_add(1);

@@ -19,6 +19,7 @@
 #include "engine/api_client.h"
 #include "engine/cluster_api.h"
 #include "engine/executor.h"
+#include "registry/lease_registry.h"
 #include "registry/registry.h"
 
 namespace rcsim {
@@ -35,21 +36,26 @@ class InProcessApiClient final : public ApiClient, public ClusterApi {
   ResourceClient<Pod>& pods() override;
   ResourceClient<ReplicationController>& controllers() override;
   ResourceClient<Node>& nodes() override;
+  // Over a LeaseRegistry of the registry's context (the same store, clock and uids).
+  LeaseClient& leases() override;
   void BindPod(const std::string& ns, Binding binding, Callback<Status> done) override;
 
   // Calls made so far, indexed by static_cast<size_t>(Verb) (pods and controllers together).
-  // UpdateStatus counts as kUpdate, BindPod as kCreate, PatchOwnerReferences as kPatch.
+  // UpdateStatus counts as kUpdate, BindPod as kCreate, PatchOwnerReferences as kPatch; leases too.
   std::array<uint64_t, kVerbCount> calls() const;
   uint64_t calls(Verb verb) const { return counters_[static_cast<std::size_t>(verb)].load(); }
 
  private:
   template <typename T>
   class Resource;
+  class Leases;
 
   std::array<std::atomic<uint64_t>, kVerbCount> counters_{};
   std::unique_ptr<Resource<Pod>> pods_;
   std::unique_ptr<Resource<ReplicationController>> controllers_;
   std::unique_ptr<Resource<Node>> nodes_;
+  LeaseRegistry lease_registry_;
+  std::unique_ptr<Leases> leases_;
   Registry* const registry_;
   Executor* const executor_;
 };

@@ -53,6 +53,7 @@ class NodePodIndex {
     ResourceClient<Pod>& pods() override;
     ResourceClient<ReplicationController>& controllers() override { return api_->controllers(); }
     ResourceClient<Node>& nodes() override { return cluster_->nodes(); }
+    LeaseClient& leases() override { return cluster_->leases(); }
     void BindPod(const std::string& ns, Binding binding, Callback<Status> done) override {
       cluster_->BindPod(ns, std::move(binding), std::move(done));
     }

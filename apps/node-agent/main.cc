@@ -1,10 +1,12 @@
 // node-agent --node-name N --root-dir DIR [--kubeconfig FILE [--context C] | --apiserver URL]
-//            [--token-file F] [--max-pods 110] [--node-status-update-frequency 10s] [--node-ip IP]
+//            [--token-file F] [--max-pods 110] [--node-status-update-frequency 10s]
+//            [--node-status-report-frequency 5m0s] [--node-lease-duration-seconds 40] [--node-ip IP]
 //
 // The kubelet of rcsim: the node agent core (cluster/node_agent.h) over the process runtime
 // (backends/process/process_runtime.h), talking to the API server over HTTP. It registers Node N, renews
-// its heartbeat, runs the containers of the pods bound to N as child processes under DIR and reports
-// their status. Images are recorded, never pulled: a container runs its `command` + `args` on this host.
+// its heartbeat (the Lease kube-node-lease/N, and the Node status when it changes), runs the containers of
+// the pods bound to N as child processes under DIR and reports their status. Images are recorded, never
+// pulled: a container runs its `command` + `args` on this host.
 //
 // Restarts: on start it re-adopts the processes an earlier agent started under DIR (pid and /proc start
 // time), keeps those whose pods are still bound to N, and stops the others (pods evicted or deleted
@@ -43,12 +45,15 @@ struct Flags {
   std::string root_dir;
   int64_t max_pods = 110;
   std::string status_frequency = "10s";
+  std::string report_frequency = "5m0s";
+  int32_t lease_duration_seconds = 40;
   std::string orphan_grace = "30s";
   std::string node_ip = "127.0.0.1";
   int port = 10250;  // the kubelet's
   std::string pod_cidr;
   int verbosity = 1;
   Duration heartbeat_interval{};
+  Duration status_report_interval{};
   Duration orphan_grace_duration{};
 };
 
@@ -82,12 +87,18 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
       "max-pods", po::value(&f->max_pods)->default_value(f->max_pods),
       "pods this node runs at most (its status.capacity.pods)")(
       "node-status-update-frequency", po::value(&f->status_frequency)->default_value(f->status_frequency),
-      "heartbeat interval (Go duration); keep it well below the controller-manager's "
-      "--node-monitor-grace-period")("orphan-grace",
-                                     po::value(&f->orphan_grace)->default_value(f->orphan_grace),
-                                     "grace period (SIGTERM to SIGKILL) for re-adopted processes whose pods "
-                                     "are gone")("node-ip", po::value(&f->node_ip)->default_value(f->node_ip),
-                                                 "the node's InternalIP (status.hostIP)")(
+      "heartbeat interval (Go duration): the node Lease is renewed, and the Node status checked, this "
+      "often; keep it well below the controller-manager's --node-monitor-grace-period")(
+      "node-status-report-frequency", po::value(&f->report_frequency)->default_value(f->report_frequency),
+      "an unchanged Node status is posted this often (Go duration; a changed one at once), as the "
+      "kubelet's nodeStatusReportFrequency")(
+      "node-lease-duration-seconds",
+      po::value(&f->lease_duration_seconds)->default_value(f->lease_duration_seconds),
+      "the node Lease's spec.leaseDurationSeconds")(
+      "orphan-grace", po::value(&f->orphan_grace)->default_value(f->orphan_grace),
+      "grace period (SIGTERM to SIGKILL) for re-adopted processes whose pods "
+      "are gone")("node-ip", po::value(&f->node_ip)->default_value(f->node_ip),
+                  "the node's InternalIP (status.hostIP)")(
       "port", po::value(&f->port)->default_value(f->port),
       "port of the kubelet endpoint on --node-ip (GET /containerLogs/..., for the API server's pods/log), "
       "registered in the Node's status.daemonEndpoints (0: any free port, -1: off)")(
@@ -125,6 +136,17 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
     return false;
   }
   f->heartbeat_interval = *freq;
+  std::optional<Duration> report = ParseGoDuration(f->report_frequency);
+  if (!report || *report <= Duration::zero()) {
+    std::cerr << "node-agent: --node-status-report-frequency: not a positive duration: \""
+              << f->report_frequency << "\" (e.g. 5m0s, 1m)\n";
+    return false;
+  }
+  f->status_report_interval = *report;
+  if (f->lease_duration_seconds < 1) {
+    std::cerr << "node-agent: --node-lease-duration-seconds must be positive\n";
+    return false;
+  }
   std::optional<Duration> grace = ParseGoDuration(f->orphan_grace);
   if (!grace) {
     std::cerr << "node-agent: --orphan-grace: not a duration: \"" << f->orphan_grace << "\"\n";
@@ -275,6 +297,8 @@ int Main(int argc, char** argv) {
     options.max_pods = flags.max_pods;
     options.host_ip = flags.node_ip;
     options.heartbeat_interval = flags.heartbeat_interval;
+    options.status_report_interval = flags.status_report_interval;
+    options.lease_duration_seconds = flags.lease_duration_seconds;
     std::unique_ptr<NodeAgent> agent;
     std::unique_ptr<OrphanSweeper> sweeper;
     RunOn(executor, [&] {

@@ -29,6 +29,7 @@
 #include "backends/tls/tls_context.h"
 #include "backends/tls/tls_or_tcp_stream.h"
 #include "engine/codec.h"
+#include "engine/lease.h"
 #include "engine/node_codec.h"
 
 namespace rcsim {
@@ -840,6 +841,86 @@ class HttpResourceClient final : public ResourceClient<T> {
   HttpTransport* const t_;
 };
 
+// coordination.k8s.io/v1 Leases: GET/POST/PUT of
+// /apis/coordination.k8s.io/v1/namespaces/{ns}/leases[/{name}].
+class HttpLeaseClient final : public LeaseClient {
+ public:
+  explicit HttpLeaseClient(HttpTransport* transport) : t_(transport) {}
+
+  void Get(const std::string& ns, const std::string& name, Callback<Result<LeasePtr>> done) override {
+    if (ns.empty() || name.empty())
+      return Reject(std::move(done), Code::kNotFound, "get: namespace and name are required");
+    SendForLease("GET", Path(ns, name), "", std::move(done));
+  }
+
+  void List(const std::string& ns, Callback<Result<ObjectList<Lease>>> done) override {
+    const std::string target = ns.empty() ? "/apis/coordination.k8s.io/v1/leases" : Path(ns, "");
+    t_->Send("GET", target, "", [done = std::move(done)](Result<HttpReply> reply) {
+      if (!reply.ok()) return done(reply.status());
+      if (!Is2xx(reply->status)) return done(StatusFromHttp(reply->status, reply->body));
+      done(DecodeList(reply->body));
+    });
+  }
+
+  void Create(const std::string& ns, Lease lease, Callback<Result<LeasePtr>> done) override {
+    if (ns.empty()) return Reject(std::move(done), Code::kBadRequest, "create: a lease needs a namespace");
+    if (lease.metadata.namespace_.empty()) lease.metadata.namespace_ = ns;
+    SendForLease("POST", Path(ns, ""), EncodeLease(lease), std::move(done));
+  }
+
+  void Update(Lease lease, Callback<Result<LeasePtr>> done) override {
+    if (lease.metadata.namespace_.empty() || lease.metadata.name.empty()) {
+      return Reject(std::move(done), Code::kNotFound,
+                    "update: metadata.namespace and metadata.name are required");
+    }
+    const std::string path = Path(lease.metadata.namespace_, lease.metadata.name);
+    SendForLease("PUT", path, EncodeLease(lease), std::move(done));
+  }
+
+ private:
+  static std::string Path(const std::string& ns, const std::string& name) {
+    std::string p = "/apis/coordination.k8s.io/v1/namespaces/" + PercentEncode(ns) + "/leases";
+    if (!name.empty()) p += "/" + PercentEncode(name);
+    return p;
+  }
+
+  static Result<ObjectList<Lease>> DecodeList(const std::string& body) {
+    nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("items") || !j["items"].is_array()) {
+      return Status(Code::kInternal, "lease list in reply: not a LeaseList");
+    }
+    ObjectList<Lease> out;
+    if (auto m = j.find("metadata"); m != j.end() && m->is_object()) {
+      if (auto rv = m->find("resourceVersion"); rv != m->end() && rv->is_string()) out.resource_version = *rv;
+    }
+    for (const nlohmann::json& item : j["items"]) {
+      Result<Lease> lease = LeaseFromJson(item);
+      if (!lease.ok()) return Status(Code::kInternal, "lease list in reply: " + lease.status().message());
+      out.items.push_back(std::make_shared<const Lease>(std::move(lease).value()));
+    }
+    return out;
+  }
+
+  void SendForLease(const char* method, const std::string& target, std::string&& body,
+                    Callback<Result<LeasePtr>> done) {
+    t_->Send(method, target, std::move(body), [done = std::move(done)](Result<HttpReply> reply) {
+      if (!reply.ok()) return done(reply.status());
+      if (!Is2xx(reply->status)) return done(StatusFromHttp(reply->status, reply->body));
+      Result<Lease> lease = DecodeLease(reply->body);
+      if (!lease.ok()) return done(Status(Code::kInternal, "lease in reply: " + lease.status().message()));
+      done(std::make_shared<const Lease>(std::move(lease).value()));
+    });
+  }
+
+  template <typename R>
+  void Reject(Callback<R> done, Code code, std::string message) {
+    t_->PostToIo(
+        [done = std::move(done), code, message = std::move(message)] { done(Status(code, message)); });
+  }
+
+  HttpTransport* const t_;
+};
+
 // "http[s]://host[:port][/]" → https?, host (an IPv6 address without its brackets), port.
 bool ParseBaseUrl(const std::string& url, bool* https, std::string* host, std::string* port) {
   std::string_view rest = url;
@@ -879,10 +960,11 @@ bool ParseBaseUrl(const std::string& url, bool* https, std::string* host, std::s
 }  // namespace
 
 struct HttpApiClient::Resources {
-  explicit Resources(HttpTransport* t) : pods(t), controllers(t), nodes(t) {}
+  explicit Resources(HttpTransport* t) : pods(t), controllers(t), nodes(t), leases(t) {}
   HttpResourceClient<Pod> pods;
   HttpResourceClient<ReplicationController> controllers;
   HttpResourceClient<Node> nodes;
+  HttpLeaseClient leases;
 };
 
 Result<std::unique_ptr<HttpApiClient>> HttpApiClient::Create(HttpApiClientOptions options) {
@@ -920,6 +1002,7 @@ HttpApiClient::~HttpApiClient() { transport_->Shutdown(); }
 ResourceClient<Pod>& HttpApiClient::pods() { return resources_->pods; }
 ResourceClient<ReplicationController>& HttpApiClient::controllers() { return resources_->controllers; }
 ResourceClient<Node>& HttpApiClient::nodes() { return resources_->nodes; }
+LeaseClient& HttpApiClient::leases() { return resources_->leases; }
 
 void HttpApiClient::BindPod(const std::string& ns, Binding binding, Callback<Status> done) {
   if (binding.metadata.namespace_.empty()) binding.metadata.namespace_ = ns;

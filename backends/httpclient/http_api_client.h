@@ -83,6 +83,8 @@ class HttpApiClient final : public ApiClient, public ClusterApi {
   ResourceClient<Pod>& pods() override;
   ResourceClient<ReplicationController>& controllers() override;
   ResourceClient<Node>& nodes() override;
+  // /apis/coordination.k8s.io/v1/namespaces/<ns>/leases[/<name>].
+  LeaseClient& leases() override;
   // POST /api/v1/namespaces/<ns>/pods/<name>/binding.
   void BindPod(const std::string& ns, Binding binding, Callback<Status> done) override;
 

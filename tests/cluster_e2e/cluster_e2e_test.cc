@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "backends/httpclient/http_api_client.h"
+#include "engine/lease.h"
 #include "engine/node_types.h"
 #include "tests/api_http_contract/apiserver_process.h"
 #include "tests/etcd_fixture/etcd_process.h"
@@ -314,6 +315,22 @@ class ClusterE2eTest : public ::testing::Test {
     return out;
   }
 
+  // The renewTime of the node's Lease kube-node-lease/<node>, if it can be read.
+  std::optional<TimePoint> LeaseRenewTime(const std::string& node) {
+    auto r = Sync<Result<LeasePtr>>([&](Callback<Result<LeasePtr>> done) {
+      client_->leases().Get(kNodeLeaseNamespace, node, std::move(done));
+    });
+    if (!r.ok()) return std::nullopt;
+    return (*r)->spec.renew_time;
+  }
+  std::optional<TimePoint> ReadyHeartbeat(const std::string& node) {
+    auto r = Sync<Result<NodePtr>>(
+        [&](Callback<Result<NodePtr>> done) { client_->nodes().Get("", node, std::move(done)); });
+    if (!r.ok()) return std::nullopt;
+    const NodeCondition* ready = FindNodeCondition((*r)->status, "Ready");
+    return ready ? ready->last_heartbeat_time : std::nullopt;
+  }
+
   std::vector<PodPtr> Pods() {
     ListOptions opts;
     opts.label_selector = *LabelSelector::Parse(kLabel);
@@ -541,6 +558,28 @@ TEST_F(ClusterE2eTest, AKilledAgentsPodsAreEvictedAndRunElsewhere) {
   for (const auto& [name, p] : before) {
     if (p.node == NodeName(node)) evicted.insert(name);
   }
+  // The agents heartbeat through their Leases (every 1 s here); the Node status is posted only at
+  // registration and every --node-status-report-frequency (5m0s), so the lease keeps the nodes Ready.
+  std::map<std::string, TimePoint> renewed;
+  for (int i = 0; i < kNodes; ++i) {
+    std::optional<TimePoint> t = LeaseRenewTime(NodeName(i));
+    ASSERT_TRUE(t.has_value()) << "no lease kube-node-lease/" << NodeName(i);
+    renewed[NodeName(i)] = *t;
+  }
+  const std::optional<TimePoint> status_beat = ReadyHeartbeat(NodeName(node));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        for (const auto& [n, t] : renewed) {
+          std::optional<TimePoint> now = LeaseRenewTime(n);
+          if (!now || *now <= t) return false;
+        }
+        return true;
+      },
+      10s))
+      << "the leases are not renewed";
+  EXPECT_EQ(ReadyHeartbeat(NodeName(node)), status_beat) << "an unchanged Node status is not posted per beat";
+  EXPECT_EQ(ReadyNodes().size(), static_cast<std::size_t>(kNodes));
+
   const auto t0 = SteadyClock::now();
   agents_[node]->Kill();
   ASSERT_TRUE(Eventually(

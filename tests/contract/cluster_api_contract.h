@@ -182,6 +182,71 @@ TYPED_TEST_P(ClusterApiContractTest, NodesAreClusterScopedAndKeepTheirStatus) {
   EXPECT_EQ(this->GetNode(name).status().code(), Code::kNotFound);
 }
 
+// Node heartbeats: one Lease per node in kube-node-lease, renewed with optimistic concurrency, read by
+// the node lifecycle controller with a list.
+TYPED_TEST_P(ClusterApiContractTest, NodeLeasesAreCreatedRenewedAndListed) {
+  LeaseClient& leases = this->h_.cluster().leases();
+  const std::string ns = kNodeLeaseNamespace;
+  const std::string name = this->ns_ + "-node";
+  Lease lease;
+  lease.metadata.name = name;
+  lease.spec.holder_identity = name;
+  lease.spec.lease_duration_seconds = 40;
+  lease.spec.renew_time = TimePoint(std::chrono::seconds(1700000000));
+  auto created = this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Create(ns, lease, cb); });
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ((*created)->metadata.namespace_, ns);
+  EXPECT_FALSE((*created)->metadata.uid.empty());
+  EXPECT_FALSE((*created)->metadata.resource_version.empty());
+  EXPECT_EQ(
+      this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Create(ns, lease, cb); }).status().code(),
+      Code::kAlreadyExists);
+
+  Lease renewed = **created;
+  renewed.spec.renew_time = TimePoint(std::chrono::seconds(1700000010));
+  auto r1 = this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Update(renewed, cb); });
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  EXPECT_NE((*r1)->metadata.resource_version, (*created)->metadata.resource_version);
+  EXPECT_EQ((*r1)->metadata.uid, (*created)->metadata.uid);
+  // A renewal from the version before: another writer renewed meanwhile.
+  renewed.spec.renew_time = TimePoint(std::chrono::seconds(1700000020));
+  EXPECT_EQ(
+      this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Update(renewed, cb); }).status().code(),
+      Code::kConflict);
+  renewed.metadata.resource_version.clear();  // unconditional
+  auto r2 = this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Update(renewed, cb); });
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+
+  auto got = this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Get(ns, name, cb); });
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ((*got)->spec.renew_time, TimePoint(std::chrono::seconds(1700000020)));
+  EXPECT_EQ((*got)->spec.holder_identity, name);
+  EXPECT_EQ((*got)->spec.lease_duration_seconds, 40);
+  EXPECT_EQ((*got)->metadata.resource_version, (*r2)->metadata.resource_version);
+
+  auto list = this->template Await<Result<ObjectList<Lease>>>([&](auto cb) { leases.List(ns, cb); });
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  EXPECT_FALSE(list->resource_version.empty());
+  const Lease* listed = nullptr;
+  for (const LeasePtr& l : list->items) {
+    EXPECT_EQ(l->metadata.namespace_, ns);
+    if (l->metadata.name == name) listed = l.get();
+  }
+  ASSERT_NE(listed, nullptr);
+  EXPECT_EQ(listed->spec.renew_time, TimePoint(std::chrono::seconds(1700000020)));
+
+  Lease missing = lease;
+  missing.metadata.name = this->ns_ + "-absent";
+  EXPECT_EQ(
+      this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Update(missing, cb); }).status().code(),
+      Code::kNotFound);
+  EXPECT_EQ(
+      this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Get(ns, missing.metadata.name, cb); })
+          .status()
+          .code(),
+      Code::kNotFound);
+}
+
 TYPED_TEST_P(ClusterApiContractTest, BindingSetsNodeNameOnceAndPodScheduled) {
   ASSERT_TRUE(this->CreatePod(api_contract::MakePod("web-1")).ok());
   Status bound = this->Bind("web-1", "node-a");
@@ -360,11 +425,11 @@ TYPED_TEST_P(ClusterApiContractTest, WatchByNodeNameSeesThePodOnceBound) {
 }
 
 REGISTER_TYPED_TEST_SUITE_P(ClusterApiContractTest, NodesAreClusterScopedAndKeepTheirStatus,
-                            BindingSetsNodeNameOnceAndPodScheduled, UnboundPodIsDeletedAtOnce,
-                            BoundPodIsDeletedGracefully, TerminatedBoundPodIsDeletedAtOnce,
-                            FinalizersHoldTheObjectUntilRemoved, ControllerDeletionDefaultsToOrphan,
-                            PropagationPolicySetsTheFinalizers, FieldSelectorsOnNodeNamePhaseAndNamespace,
-                            WatchByNodeNameSeesThePodOnceBound);
+                            NodeLeasesAreCreatedRenewedAndListed, BindingSetsNodeNameOnceAndPodScheduled,
+                            UnboundPodIsDeletedAtOnce, BoundPodIsDeletedGracefully,
+                            TerminatedBoundPodIsDeletedAtOnce, FinalizersHoldTheObjectUntilRemoved,
+                            ControllerDeletionDefaultsToOrphan, PropagationPolicySetsTheFinalizers,
+                            FieldSelectorsOnNodeNamePhaseAndNamespace, WatchByNodeNameSeesThePodOnceBound);
 
 }  // namespace rcsim
 
