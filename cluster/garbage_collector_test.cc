@@ -17,44 +17,20 @@ class LaggingPodWatchApi final : public ApiClient {
   ResourceClient<ReplicationController>& controllers() override { return inner_->controllers(); }
 
  private:
-  class Pods final : public ResourceClient<Pod> {
+  class Pods final : public ForwardingResourceClient<Pod> {
    public:
     Pods(ResourceClient<Pod>* inner, Executor* executor, Duration lag)
-        : inner_(inner), executor_(executor), lag_(lag) {}
-    void Get(const std::string& ns, const std::string& name, Callback<Result<Ptr>> done) override {
-      inner_->Get(ns, name, std::move(done));
-    }
-    void List(const std::string& ns, const ListOptions& opts,
-              Callback<Result<ObjectList<Pod>>> done) override {
-      inner_->List(ns, opts, std::move(done));
-    }
-    void Create(const std::string& ns, Pod object, Callback<Result<Ptr>> done) override {
-      inner_->Create(ns, std::move(object), std::move(done));
-    }
-    void Update(Pod object, Callback<Result<Ptr>> done) override {
-      inner_->Update(std::move(object), std::move(done));
-    }
-    void UpdateStatus(Pod object, Callback<Result<Ptr>> done) override {
-      inner_->UpdateStatus(std::move(object), std::move(done));
-    }
-    void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
-                Callback<Result<Ptr>> done) override {
-      inner_->Delete(ns, name, opts, std::move(done));
-    }
-    void PatchOwnerReferences(const std::string& ns, const std::string& name,
-                              const OwnerReferencePatch& patch, Callback<Result<Ptr>> done) override {
-      inner_->PatchOwnerReferences(ns, name, patch, std::move(done));
-    }
+        : ForwardingResourceClient(inner), executor_(executor), lag_(lag) {}
     std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts, const std::string& rv,
                                     std::function<void(const ApiWatchEvent<Pod>&)> on_event) override {
       auto open = std::make_shared<bool>(true);
       auto handler = std::make_shared<std::function<void(const ApiWatchEvent<Pod>&)>>(std::move(on_event));
-      auto inner = inner_->Watch(ns, opts, rv, [this, open, handler](const ApiWatchEvent<Pod>& e) {
+      auto watch = inner()->Watch(ns, opts, rv, [this, open, handler](const ApiWatchEvent<Pod>& e) {
         executor_->Schedule(lag_, [open, handler, e] {
           if (*open) (*handler)(e);
         });
       });
-      return std::make_unique<Handle>(std::move(inner), std::move(open));
+      return std::make_unique<Handle>(std::move(watch), std::move(open));
     }
 
    private:
@@ -68,7 +44,6 @@ class LaggingPodWatchApi final : public ApiClient {
       std::unique_ptr<ApiWatch> inner_;
       std::shared_ptr<bool> open_;
     };
-    ResourceClient<Pod>* const inner_;
     Executor* const executor_;
     const Duration lag_;
   };

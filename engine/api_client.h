@@ -128,6 +128,50 @@ class ResourceClient {
                                           std::function<void(const ApiWatchEvent<T>&)> on_event) = 0;
 };
 
+// A ResourceClient that passes every call to `inner`: the base of wrappers that change a few
+// calls (an index serving some lists and watches, a lagging watch) and forward the rest.
+template <typename T>
+class ForwardingResourceClient : public ResourceClient<T> {
+ public:
+  using Ptr = typename ResourceClient<T>::Ptr;
+  explicit ForwardingResourceClient(ResourceClient<T>* inner) : inner_(inner) {}
+
+  void Get(const std::string& ns, const std::string& name, Callback<Result<Ptr>> done) override {
+    inner_->Get(ns, name, std::move(done));
+  }
+  void List(const std::string& ns, const ListOptions& opts, Callback<Result<ObjectList<T>>> done) override {
+    inner_->List(ns, opts, std::move(done));
+  }
+  void Create(const std::string& ns, T object, Callback<Result<Ptr>> done) override {
+    inner_->Create(ns, std::move(object), std::move(done));
+  }
+  void Update(T object, Callback<Result<Ptr>> done) override {
+    inner_->Update(std::move(object), std::move(done));
+  }
+  void UpdateStatus(T object, Callback<Result<Ptr>> done) override {
+    inner_->UpdateStatus(std::move(object), std::move(done));
+  }
+  void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
+              Callback<Result<Ptr>> done) override {
+    inner_->Delete(ns, name, opts, std::move(done));
+  }
+  void PatchOwnerReferences(const std::string& ns, const std::string& name, const OwnerReferencePatch& patch,
+                            Callback<Result<Ptr>> done) override {
+    inner_->PatchOwnerReferences(ns, name, patch, std::move(done));
+  }
+  std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
+                                  const std::string& resource_version,
+                                  std::function<void(const ApiWatchEvent<T>&)> on_event) override {
+    return inner_->Watch(ns, opts, resource_version, std::move(on_event));
+  }
+
+ protected:
+  ResourceClient<T>* inner() const { return inner_; }
+
+ private:
+  ResourceClient<T>* const inner_;
+};
+
 class ApiClient {
  public:
   virtual ~ApiClient() = default;

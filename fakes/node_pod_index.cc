@@ -28,48 +28,29 @@ std::string NodeOf(const std::string& ns, const ListOptions& opts) {
 
 }  // namespace
 
-class NodePodIndex::PodsOnNodes final : public ResourceClient<Pod> {
+// Serves "pods on node X" lists and watches from the index; every other call goes to the API.
+class NodePodIndex::PodsOnNodes final : public ForwardingResourceClient<Pod> {
  public:
-  PodsOnNodes(NodePodIndex* index, ResourceClient<Pod>* inner) : index_(index), inner_(inner) {}
+  PodsOnNodes(NodePodIndex* index, ResourceClient<Pod>* inner)
+      : ForwardingResourceClient(inner), index_(index) {}
 
-  void Get(const std::string& ns, const std::string& name, Callback<Result<Ptr>> done) override {
-    inner_->Get(ns, name, std::move(done));
-  }
   void List(const std::string& ns, const ListOptions& opts, Callback<Result<ObjectList<Pod>>> done) override {
     const std::string node = NodeOf(ns, opts);
     if (node.empty()) {
-      inner_->List(ns, opts, std::move(done));
+      inner()->List(ns, opts, std::move(done));
       return;
     }
     index_->List(node, std::move(done));
   }
-  void Create(const std::string& ns, Pod object, Callback<Result<Ptr>> done) override {
-    inner_->Create(ns, std::move(object), std::move(done));
-  }
-  void Update(Pod object, Callback<Result<Ptr>> done) override {
-    inner_->Update(std::move(object), std::move(done));
-  }
-  void UpdateStatus(Pod object, Callback<Result<Ptr>> done) override {
-    inner_->UpdateStatus(std::move(object), std::move(done));
-  }
-  void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
-              Callback<Result<Ptr>> done) override {
-    inner_->Delete(ns, name, opts, std::move(done));
-  }
-  void PatchOwnerReferences(const std::string& ns, const std::string& name, const OwnerReferencePatch& patch,
-                            Callback<Result<Ptr>> done) override {
-    inner_->PatchOwnerReferences(ns, name, patch, std::move(done));
-  }
   std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts, const std::string& rv,
                                   std::function<void(const ApiWatchEvent<Pod>&)> on_event) override {
     const std::string node = NodeOf(ns, opts);
-    if (node.empty()) return inner_->Watch(ns, opts, rv, std::move(on_event));
+    if (node.empty()) return inner()->Watch(ns, opts, rv, std::move(on_event));
     return index_->Watch(node, rv, std::move(on_event));
   }
 
  private:
   NodePodIndex* const index_;
-  ResourceClient<Pod>* const inner_;
 };
 
 NodePodIndex::Client::Client(NodePodIndex* index, ApiClient* api, ClusterApi* cluster)

@@ -5,18 +5,18 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <charconv>
 #include <chrono>
 #include <fstream>
 #include <list>
 #include <mutex>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "backends/http/api_handler.h"
+#include "backends/http/log_query.h"
 #include "backends/process/container_logs.h"
+#include "engine/codec.h"
 
 namespace rcsim {
 namespace {
@@ -28,58 +28,9 @@ using tcp = net::ip::tcp;
 
 constexpr auto kFollowPoll = std::chrono::milliseconds(100);
 
-std::string StatusJson(int code, std::string_view reason, std::string_view message) {
-  return nlohmann::json({{"kind", "Status"},
-                         {"apiVersion", "v1"},
-                         {"metadata", nlohmann::json::object()},
-                         {"status", "Failure"},
-                         {"message", message},
-                         {"reason", reason},
-                         {"code", code}})
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-struct LogQuery {
-  std::optional<int64_t> tail_lines;
-  bool follow = false;
-  bool previous = false;
-};
-
-bool ParseBool(std::string_view v, bool* out) {
-  if (v == "true" || v == "1") {
-    *out = true;
-  } else if (v == "false" || v == "0" || v.empty()) {
-    *out = false;
-  } else {
-    return false;
-  }
-  return true;
-}
-
-// Query parameters the kubelet takes; unknown ones are ignored, as the kubelet does.
-Result<LogQuery> ParseLogQuery(std::string_view q) {
-  LogQuery out;
-  while (!q.empty()) {
-    const std::size_t amp = q.find('&');
-    const std::string_view kv = q.substr(0, amp);
-    q = amp == std::string_view::npos ? std::string_view() : q.substr(amp + 1);
-    const std::size_t eq = kv.find('=');
-    const std::string_view k = kv.substr(0, eq);
-    const std::string_view v = eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1);
-    if (k == "tailLines") {
-      int64_t n = 0;
-      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-      if (ec != std::errc() || p != v.data() + v.size() || n < 0) {
-        return Status(Code::kBadRequest, "tailLines must be a non-negative integer");
-      }
-      out.tail_lines = n;
-    } else if (k == "follow" && !ParseBool(v, &out.follow)) {
-      return Status(Code::kBadRequest, "follow must be true or false");
-    } else if (k == "previous" && !ParseBool(v, &out.previous)) {
-      return Status(Code::kBadRequest, "previous must be true or false");
-    }
-  }
-  return out;
+// A Kubernetes Status body, as the API server's (engine/codec.h).
+std::string StatusBody(Code code, const std::string& message) {
+  return DumpJson(StatusToJson(Status(code, message)));
 }
 
 std::vector<std::string> Split(std::string_view path) {
@@ -178,9 +129,8 @@ struct LogServer::Impl {
   }
 
   static bool Error(tcp::socket& socket, const http::request<http::string_body>& req, const Status& s) {
-    const int code = s.code() == Code::kNotFound ? 404 : 400;
-    return Write(socket, req, code, "application/json",
-                 StatusJson(code, code == 404 ? "NotFound" : "BadRequest", s.message()));
+    const Code code = s.code() == Code::kNotFound ? Code::kNotFound : Code::kBadRequest;
+    return Write(socket, req, HttpCodeOf(code), "application/json", StatusBody(code, s.message()));
   }
 
   // False when the connection is to close.
@@ -193,7 +143,7 @@ struct LogServer::Impl {
       return Error(socket, req, Status(Code::kNotFound, "404 page not found"));
     }
     if (req.method() != http::verb::get) {
-      return Write(socket, req, 405, "application/json", StatusJson(405, "MethodNotAllowed", "only GET"));
+      return Write(socket, req, 405, "application/json", StatusBody(Code::kMethodNotAllowed, "only GET"));
     }
     Result<LogQuery> q =
         ParseLogQuery(qmark == std::string_view::npos ? std::string_view() : target.substr(qmark + 1));

@@ -4,13 +4,13 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <limits>
 #include <thread>
 #include <utility>
 
+#include "backends/http/log_query.h"
 #include "engine/codec.h"
 
 namespace rcsim {
@@ -33,55 +33,6 @@ ApiOutcome Error(Code code, std::string message) {
   o.response.status = HttpCodeOf(s.code());
   o.response.body = DumpJson(StatusToJson(s));
   return o;
-}
-
-struct LogParams {
-  std::string container;
-  std::string tail_lines;
-  bool follow = false;
-  bool previous = false;
-};
-
-bool ParseBool(const std::string& v, bool* out) {
-  if (v == "true" || v == "1") {
-    *out = true;
-  } else if (v == "false" || v == "0" || v.empty()) {
-    *out = false;
-  } else {
-    return false;
-  }
-  return true;
-}
-
-Result<LogParams> ParseParams(std::string_view q) {
-  LogParams p;
-  while (!q.empty()) {
-    const std::size_t amp = q.find('&');
-    const std::string_view kv = q.substr(0, amp);
-    q = amp == std::string_view::npos ? std::string_view() : q.substr(amp + 1);
-    const std::size_t eq = kv.find('=');
-    std::string k;
-    std::string v;
-    if (!PercentDecode(kv.substr(0, eq), &k) ||
-        !PercentDecode(eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1), &v)) {
-      return Status(Code::kBadRequest, "malformed query");
-    }
-    if (k == "container") {
-      p.container = v;
-    } else if (k == "tailLines") {
-      int64_t n = 0;
-      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-      if (ec != std::errc() || end != v.data() + v.size() || n < 0) {
-        return Status(Code::kBadRequest, "tailLines: must be a non-negative integer, not \"" + v + "\"");
-      }
-      p.tail_lines = std::to_string(n);
-    } else if (k == "follow" && !ParseBool(v, &p.follow)) {
-      return Status(Code::kBadRequest, "follow: must be true or false, not \"" + v + "\"");
-    } else if (k == "previous" && !ParseBool(v, &p.previous)) {
-      return Status(Code::kBadRequest, "previous: must be true or false, not \"" + v + "\"");
-    }
-  }
-  return p;
 }
 
 // An open response from the node agent: its status and headers read, the body still to come.
@@ -188,7 +139,7 @@ ApiOutcome ServePodLog(Registry* registry, const HttpRequest& req, const std::st
     return Error(Code::kMethodNotAllowed, "the server does not allow this method on pods/log: " + req.method);
   }
   const std::size_t qmark = req.target.find('?');
-  Result<LogParams> params = ParseParams(
+  Result<LogQuery> params = ParseLogQuery(
       qmark == std::string::npos ? std::string_view() : std::string_view(req.target).substr(qmark + 1));
   if (!params.ok()) return Error(params.status().code(), params.status().message());
   Result<PodPtr> pod = registry->pods().Get(ns, name);
@@ -229,11 +180,7 @@ ApiOutcome ServePodLog(Registry* registry, const HttpRequest& req, const std::st
                      "InternalIP address): its node agent does not serve logs");
   }
   std::string target = "/containerLogs/" + Escape(ns) + "/" + Escape(name) + "/" + Escape(container);
-  std::string query;
-  if (!params->tail_lines.empty()) query += "&tailLines=" + params->tail_lines;
-  if (params->follow) query += "&follow=true";
-  if (params->previous) query += "&previous=true";
-  if (!query.empty()) target += "?" + query.substr(1);
+  if (const std::string query = KubeletLogQuery(*params); !query.empty()) target += "?" + query;
 
   auto up = std::make_unique<Upstream>();
   if (Status s = Connect(address, port, target, up.get()); !s.ok()) return Error(s.code(), s.message());
