@@ -38,7 +38,7 @@ std::string PodEventLine() {
   pod.spec.node_name = "node-17";
   pod.status.phase = phase::kRunning;
   pod.status.conditions.push_back({"Ready", "True", TimePoint(std::chrono::seconds(1700000010)), "", ""});
-  pod.status.container_statuses.push_back({"main", true, 0});
+  pod.status.container_statuses.push_back({.name = "main", .ready = true, .restart_count = 0});
   pod.status.host_ip = "10.0.0.17";
   pod.status.pod_ip = "10.244.17.5";
   pod.status.start_time = TimePoint(std::chrono::seconds(1700000005));

@@ -21,6 +21,13 @@ void SetCondition(std::vector<PodCondition>& conds, const std::string& type, boo
   conds.push_back(std::move(c));
 }
 
+// Status times are whole seconds (metav1.Time): what is written is what is read back, so an
+// unchanged status compares equal after a round trip through the API.
+TimePoint WholeSeconds(TimePoint t) { return std::chrono::floor<std::chrono::seconds>(t); }
+
+// As the CRI runtimes name containers in containerStatuses ("containerd://<id>").
+std::string ContainerIdOf(const std::string& id) { return "rcsim://" + id; }
+
 bool ShouldRestart(const std::string& policy, int exit_code) {
   if (policy == "Never") return false;
   if (policy == "OnFailure") return exit_code != 0;
@@ -74,7 +81,7 @@ void NodeAgent::Stop() {
   ++epoch_;
   cache_.reset();
   for (auto& [uid, st] : pods_) {
-    for (ContainerState& c : st.containers) {
+    for (ContainerRecord& c : st.containers) {
       if (c.backoff_timer != 0) executor_->Cancel(c.backoff_timer);
       c.backoff_timer = 0;
     }
@@ -272,9 +279,10 @@ void NodeAgent::OnPod(const PodPtr& pod) {
   // After a restart of the agent: containers that exited while it was stopped (or whose restart it
   // had scheduled) start again, and the status it could not write is written.
   for (std::size_t i = 0; i < st.containers.size(); ++i) {
-    ContainerState& c = st.containers[i];
+    ContainerRecord& c = st.containers[i];
     if (!c.id.empty() || c.starting || c.done || c.backoff_timer != 0) continue;
     const Duration delay = BackoffFor(c);
+    c.backoff_delay = delay;
     c.backoff_timer = executor_->Schedule(delay, [this, alive = alive_, uid, i] {
       if (*alive) StartContainer(uid, i);
     });
@@ -298,10 +306,19 @@ void NodeAgent::Admit(const PodPtr& pod) {
   st.pod_ip = pod->status.pod_ip;
   if (st.pod_ip.empty()) st.pod_ip = options_.pod_ip_prefix + std::to_string(2 + (next_ip_++ % 253));
   for (const Container& c : pod->spec.containers) {
-    ContainerState cs;
+    ContainerRecord cs;
     cs.name = c.name;
     for (const ContainerStatus& s : pod->status.container_statuses) {
-      if (s.name == c.name) cs.restarts = s.restart_count;
+      if (s.name != c.name) continue;
+      // What an earlier run of the agent reported, so lastState survives its restart.
+      cs.restarts = s.restart_count;
+      if (s.state.terminated) {
+        cs.last_termination = s.state.terminated;
+        cs.previous_termination = s.last_state.terminated;
+      } else {
+        cs.last_termination = s.last_state.terminated;
+      }
+      if (cs.last_termination) cs.exit_code = cs.last_termination->exit_code;
     }
     st.containers.push_back(std::move(cs));
   }
@@ -316,7 +333,7 @@ void NodeAgent::StartContainer(const std::string& uid, std::size_t index) {
   auto it = pods_.find(uid);
   if (it == pods_.end() || it->second.stopping || !running_) return;
   PodState& st = it->second;
-  ContainerState& c = st.containers[index];
+  ContainerRecord& c = st.containers[index];
   if (c.starting || !c.id.empty() || c.done) return;
   c.backoff_timer = 0;
   c.starting = true;
@@ -339,14 +356,14 @@ void NodeAgent::StartContainer(const std::string& uid, std::size_t index) {
       return;
     }
     PodState& st = it->second;
-    ContainerState& c = st.containers[index];
+    ContainerRecord& c = st.containers[index];
     c.starting = false;
     if (!r.ok()) {
       // Treated as an exit with code 128 (as a failed exec): restart policy and backoff apply.
-      OnExit("", 128);
-      c.exit_code = 128;
+      RecordTermination(c, 128, r.status().message());
       if (ShouldRestart(st.pod->spec.restart_policy, 128) && !st.stopping) {
         const Duration delay = BackoffFor(c);
+        c.backoff_delay = delay;
         c.backoff_timer = executor_->Schedule(delay, [this, alive, uid, index] {
           if (*alive) StartContainer(uid, index);
         });
@@ -370,7 +387,7 @@ void NodeAgent::StartContainer(const std::string& uid, std::size_t index) {
   });
 }
 
-Duration NodeAgent::BackoffFor(ContainerState& c) {
+Duration NodeAgent::BackoffFor(ContainerRecord& c) {
   if (c.started_at != TimePoint{} && clock_->Now() - c.started_at >= options_.backoff_reset)
     c.backoff_step = 0;
   Duration delay = Duration::zero();
@@ -395,13 +412,13 @@ void NodeAgent::OnExit(const std::string& id, int exit_code) {
   auto it = pods_.find(uid);
   if (it == pods_.end()) return;
   PodState& st = it->second;
-  ContainerState& c = st.containers[index];
+  ContainerRecord& c = st.containers[index];
+  RecordTermination(c, exit_code, "");
   c.id.clear();
-  c.exit_code = exit_code;
   Trace("exit " + st.key + " " + c.name + " " + std::to_string(exit_code));
   if (st.stopping) {
     bool all_stopped = true;
-    for (const ContainerState& x : st.containers) all_stopped = all_stopped && x.id.empty() && !x.starting;
+    for (const ContainerRecord& x : st.containers) all_stopped = all_stopped && x.id.empty() && !x.starting;
     if (all_stopped) FinishDeletion(uid);
     return;
   }
@@ -410,6 +427,7 @@ void NodeAgent::OnExit(const std::string& id, int exit_code) {
     ++counters_.restarts;
     if (running_) {
       const Duration delay = BackoffFor(c);
+      c.backoff_delay = delay;
       c.backoff_timer = executor_->Schedule(delay, [this, alive = alive_, uid, index] {
         if (*alive) StartContainer(uid, index);
       });
@@ -426,7 +444,7 @@ void NodeAgent::OnReadiness(const std::string& id, bool ready) {
   const std::string uid = where->second.first;
   auto it = pods_.find(uid);
   if (it == pods_.end()) return;
-  ContainerState& c = it->second.containers[where->second.second];
+  ContainerRecord& c = it->second.containers[where->second.second];
   if (c.id != id || c.ready == ready) return;
   c.ready = ready;
   Trace(std::string(ready ? "ready " : "not-ready ") + it->second.key + " " + c.name);
@@ -441,7 +459,7 @@ void NodeAgent::StopPod(const std::string& uid, Duration grace) {
   ++counters_.stops;
   Trace("stop " + st.key);
   bool any = false;
-  for (ContainerState& c : st.containers) {
+  for (ContainerRecord& c : st.containers) {
     if (c.backoff_timer != 0) executor_->Cancel(c.backoff_timer);
     c.backoff_timer = 0;
     if (!c.id.empty()) {
@@ -490,19 +508,16 @@ PodStatus NodeAgent::DesiredStatus(const PodState& st) const {
   const PodStatus& prev = st.pod->status;
   PodStatus s;
   bool all_started = true, all_running = true, all_done = true, all_ok = true, all_ready = true;
-  for (const ContainerState& c : st.containers) {
+  for (const ContainerRecord& c : st.containers) {
     const bool ran = !c.id.empty() || c.restarts > 0 || c.done;
     all_started = all_started && ran;
     all_running = all_running && !c.id.empty();
     all_done = all_done && c.done;
     all_ok = all_ok && c.exit_code == 0;
-    ContainerStatus cs;
-    cs.name = c.name;
-    cs.ready = !c.id.empty() && c.ready && !st.stopping;
-    all_ready = all_ready && cs.ready;
-    cs.restart_count = c.restarts;
-    s.container_statuses.push_back(std::move(cs));
+    all_ready = all_ready && !c.id.empty() && c.ready;
   }
+  for (std::size_t i = 0; i < st.containers.size(); ++i)
+    s.container_statuses.push_back(ContainerStatusOf(st, i));
   if (st.containers.empty()) all_running = false;
   if (all_done && !st.containers.empty()) {
     s.phase = all_ok ? phase::kSucceeded : phase::kFailed;
@@ -522,6 +537,54 @@ PodStatus NodeAgent::DesiredStatus(const PodState& st) const {
   s.pod_ip = st.pod_ip;
   s.start_time = st.start_time;
   return s;
+}
+
+void NodeAgent::RecordTermination(ContainerRecord& c, int exit_code, const std::string& message) {
+  ContainerStateTerminated t;
+  t.exit_code = exit_code;
+  if (!message.empty()) {
+    t.reason = "ContainerCannotRun";
+    t.message = message;
+  } else {
+    t.reason = exit_code == 0 ? "Completed" : "Error";
+  }
+  const TimePoint now = WholeSeconds(clock_->Now());
+  t.started_at = c.id.empty() ? now : WholeSeconds(c.started_at);
+  t.finished_at = now;
+  if (!c.id.empty()) t.container_id = ContainerIdOf(c.id);
+  c.previous_termination = std::move(c.last_termination);
+  c.last_termination = std::move(t);
+  c.exit_code = exit_code;
+}
+
+ContainerStatus NodeAgent::ContainerStatusOf(const PodState& st, std::size_t index) const {
+  const ContainerRecord& c = st.containers[index];
+  ContainerStatus cs;
+  cs.name = c.name;
+  cs.image = st.pod->spec.containers[index].image;
+  cs.ready = !c.id.empty() && c.ready && !st.stopping;
+  cs.restart_count = c.restarts;
+  cs.started = !c.id.empty();
+  const std::optional<ContainerStateTerminated>* older = &c.last_termination;  // the lastState
+  if (!c.id.empty()) {
+    cs.state.running = ContainerStateRunning{WholeSeconds(c.started_at), {}};
+    cs.container_id = ContainerIdOf(c.id);
+  } else if (c.backoff_timer != 0 && c.backoff_delay > Duration::zero() && c.last_termination) {
+    const ObjectMeta& m = st.pod->metadata;
+    cs.state.waiting = ContainerStateWaiting{"CrashLoopBackOff",
+                                             "back-off " + FormatDuration(c.backoff_delay) +
+                                                 " restarting failed container=" + c.name + " pod=" + m.name +
+                                                 "_" + m.namespace_ + "(" + m.uid + ")",
+                                             {}};
+  } else if (c.last_termination) {
+    cs.state.terminated = c.last_termination;
+    cs.container_id = c.last_termination->container_id;
+    older = &c.previous_termination;
+  } else {
+    cs.state.waiting = ContainerStateWaiting{"ContainerCreating", "", {}};
+  }
+  if (older->has_value()) cs.last_state.terminated = **older;
+  return cs;
 }
 
 void NodeAgent::WriteStatus(const std::string& uid) {

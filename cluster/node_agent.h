@@ -12,7 +12,10 @@
 //   Succeeded/Failed once every container has terminated for good), conditions PodScheduled,
 //   Initialized, ContainersReady and Ready (Ready once every container runs and passes the runtime's
 //   readiness check, Runtime::Ready, as the prober reports; the agent runs no probes of its own),
-//   containerStatuses (ready, restartCount), podIP, hostIP, startTime.
+//   containerStatuses (state and lastState as the kubelet reports them: waiting ContainerCreating
+//   before the first start, running, terminated with the exit code and reason Completed or Error,
+//   waiting CrashLoopBackOff during a restart backoff; ready, restartCount, image, containerID),
+//   podIP, hostIP, startTime.
 // - An exited container is restarted per restartPolicy (Always; OnFailure when the exit code is not
 //   0; Never) after the kubelet's crash-loop backoff: 0 for the first restart, then 10 s doubling to
 //   5 min, reset once a container has run for 10 min.
@@ -32,6 +35,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,7 +102,7 @@ class NodeAgent {
   const NodeAgentCounters& counters() const { return counters_; }
 
  private:
-  struct ContainerState {
+  struct ContainerRecord {
     std::string name;
     std::string id;  // of the current run; empty when not running
     bool starting = false;
@@ -109,11 +113,15 @@ class NodeAgent {
     TimePoint started_at{};
     int backoff_step = 0;  // consecutive restarts since the last reset
     TimerId backoff_timer = 0;
+    Duration backoff_delay{};  // of the restart backoff_timer waits for
+    // The container's last two terminations, newest first: the status's state and lastState.
+    std::optional<ContainerStateTerminated> last_termination;
+    std::optional<ContainerStateTerminated> previous_termination;
   };
   struct PodState {
     std::string key;
     PodPtr pod;  // latest seen
-    std::vector<ContainerState> containers;
+    std::vector<ContainerRecord> containers;
     bool stopping = false;
     bool deleting = false;  // final delete in flight or done
     TimePoint start_time{};
@@ -144,8 +152,11 @@ class NodeAgent {
   void FinishDeletion(const std::string& uid);
   void WriteStatus(const std::string& uid);
   PodStatus DesiredStatus(const PodState& st) const;
-  Duration BackoffFor(ContainerState& c);
+  Duration BackoffFor(ContainerRecord& c);
   void Trace(const std::string& event);
+  // Records that container `c` of pod `st` ended (exit code, or a start that failed with `message`).
+  void RecordTermination(ContainerRecord& c, int exit_code, const std::string& message);
+  ContainerStatus ContainerStatusOf(const PodState& st, std::size_t index) const;
 
   const NodeAgentOptions options_;
   ApiClient* const api_;

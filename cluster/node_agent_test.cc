@@ -272,5 +272,76 @@ TEST_F(NodeAgentTest, ReadinessFlippedTwiceInOneInstantEndsAsTheLastSetting) {
   EXPECT_TRUE(PodIs("web", phase::kRunning, false));
 }
 
+// Issue 10: containerStatuses had no state, lastState, exit code or image; kubectl's STATUS column
+// (CrashLoopBackOff, Completed, Error) and clients reading the exit code need them.
+TEST_F(NodeAgentTest, ContainerStatusesReportStatesAsTheKubelet) {
+  auto status = [&](const std::string& name) {
+    PodPtr p = w_.GetPod(name);
+    return p && !p->status.container_statuses.empty() ? p->status.container_statuses[0] : ContainerStatus{};
+  };
+  PodPtr web = CreateBound("web");
+  PodPtr job = CreateBound("job", "Never");
+  PodPtr done = CreateBound("done", "OnFailure");
+  StartAgent();
+  ASSERT_TRUE(w_.RunUntil([&] { return status("web").state.waiting.has_value(); }, std::chrono::seconds(1)));
+  EXPECT_EQ(status("web").state.waiting->reason, "ContainerCreating");
+  EXPECT_EQ(status("web").started, false);
+  ASSERT_TRUE(w_.RunUntil(
+      [&] {
+        return PodIs("web", phase::kRunning, true) && PodIs("job", phase::kRunning, true) &&
+               PodIs("done", phase::kRunning, true);
+      },
+      std::chrono::seconds(5)));
+  ContainerStatus running = status("web");
+  ASSERT_TRUE(running.state.running.has_value());
+  EXPECT_TRUE(running.state.running->started_at.has_value());
+  EXPECT_FALSE(running.last_state.terminated.has_value());
+  EXPECT_EQ(running.image, web->spec.containers[0].image);
+  EXPECT_EQ(running.container_id.rfind("rcsim://", 0), 0u) << running.container_id;
+  EXPECT_EQ(running.started, true);
+
+  // Killed (137) under Always: restarted at once; lastState keeps the termination.
+  EXPECT_EQ(runtime_.Exit(web->metadata.uid, 137), 1);
+  ASSERT_TRUE(w_.RunUntil([&] { return Restarts("web") == 1 && status("web").state.running.has_value(); },
+                          std::chrono::seconds(5)));
+  ContainerStatus restarted = status("web");
+  ASSERT_TRUE(restarted.last_state.terminated.has_value());
+  EXPECT_EQ(restarted.last_state.terminated->exit_code, 137);
+  EXPECT_EQ(restarted.last_state.terminated->reason, "Error");
+  EXPECT_EQ(restarted.last_state.terminated->container_id, running.container_id);
+  EXPECT_NE(restarted.container_id, running.container_id) << "a new run, a new id";
+  EXPECT_TRUE(restarted.last_state.terminated->finished_at.has_value());
+
+  // Crash looping: between restarts the container waits in CrashLoopBackOff with the kubelet's message.
+  runtime_.CrashLoop(web->metadata.uid, true);
+  EXPECT_EQ(runtime_.Exit(web->metadata.uid, 1), 1);
+  ASSERT_TRUE(w_.RunUntil(
+      [&] {
+        const ContainerStatus cs = status("web");
+        return cs.state.waiting && cs.state.waiting->reason == "CrashLoopBackOff";
+      },
+      std::chrono::minutes(1)));
+  ContainerStatus waiting = status("web");
+  EXPECT_NE(waiting.state.waiting->message.find("back-off 10s restarting failed container=" +
+                                                web->spec.containers[0].name + " pod=web_default("),
+            std::string::npos)
+      << waiting.state.waiting->message;
+  EXPECT_EQ(waiting.last_state.terminated->exit_code, 1);
+  EXPECT_FALSE(waiting.ready);
+  EXPECT_EQ(waiting.started, false);
+
+  // Terminated for good: the exit code and reason stay in state.terminated.
+  EXPECT_EQ(runtime_.Exit(job->metadata.uid, 2), 1);
+  EXPECT_EQ(runtime_.Exit(done->metadata.uid, 0), 1);
+  ASSERT_TRUE(w_.RunUntil([&] { return PodIs("job", phase::kFailed, false); }, std::chrono::seconds(5)));
+  ASSERT_TRUE(w_.RunUntil([&] { return PodIs("done", phase::kSucceeded, false); }, std::chrono::seconds(5)));
+  ASSERT_TRUE(status("job").state.terminated.has_value());
+  EXPECT_EQ(status("job").state.terminated->exit_code, 2);
+  EXPECT_EQ(status("job").state.terminated->reason, "Error");
+  EXPECT_EQ(status("done").state.terminated->exit_code, 0);
+  EXPECT_EQ(status("done").state.terminated->reason, "Completed");
+  EXPECT_FALSE(status("done").last_state.terminated.has_value());
+}
+
 }  // namespace
 }  // namespace rcsim

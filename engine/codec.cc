@@ -121,6 +121,42 @@ json ConditionsToJson(const std::vector<PodCondition>& conditions) {
   return arr;
 }
 
+void PutTime(json& j, const char* key, const std::optional<TimePoint>& t) {
+  if (t) j[key] = FormatRfc3339(*t);
+}
+
+// A ContainerState; `{}` when none of its members is set (the field is not omitempty).
+json ContainerStateToJson(const ContainerState& state) {
+  json j = json::object();
+  if (state.waiting) {
+    json w = json::object();
+    PutIfNotEmpty(w, "reason", state.waiting->reason);
+    PutIfNotEmpty(w, "message", state.waiting->message);
+    PutUnknown(w, state.waiting->unknown_fields);
+    j["waiting"] = std::move(w);
+  }
+  if (state.running) {
+    json r = json::object();
+    PutTime(r, "startedAt", state.running->started_at);
+    PutUnknown(r, state.running->unknown_fields);
+    j["running"] = std::move(r);
+  }
+  if (state.terminated) {
+    const ContainerStateTerminated& t = *state.terminated;
+    json tj = {{"exitCode", t.exit_code}};
+    if (t.signal != 0) tj["signal"] = t.signal;
+    PutIfNotEmpty(tj, "reason", t.reason);
+    PutIfNotEmpty(tj, "message", t.message);
+    PutTime(tj, "startedAt", t.started_at);
+    PutTime(tj, "finishedAt", t.finished_at);
+    PutIfNotEmpty(tj, "containerID", t.container_id);
+    PutUnknown(tj, t.unknown_fields);
+    j["terminated"] = std::move(tj);
+  }
+  PutUnknown(j, state.unknown_fields);
+  return j;
+}
+
 json PodStatusToJson(const PodStatus& s) {
   json j = json::object();
   PutIfNotEmpty(j, "phase", s.phase);
@@ -128,7 +164,17 @@ json PodStatusToJson(const PodStatus& s) {
   if (!s.container_statuses.empty()) {
     json arr = json::array();
     for (const auto& c : s.container_statuses) {
-      json cj = {{"name", c.name}, {"ready", c.ready}, {"restartCount", c.restart_count}};
+      // name, state, lastState, ready, restartCount, image and imageID are not omitempty in core/v1
+      // (clients such as the python one refuse a status without image or imageID).
+      json cj = {{"name", c.name},
+                 {"state", ContainerStateToJson(c.state)},
+                 {"lastState", ContainerStateToJson(c.last_state)},
+                 {"ready", c.ready},
+                 {"restartCount", c.restart_count},
+                 {"image", c.image},
+                 {"imageID", c.image_id}};
+      PutIfNotEmpty(cj, "containerID", c.container_id);
+      if (c.started) cj["started"] = *c.started;
       PutUnknown(cj, c.unknown_fields);
       arr.push_back(std::move(cj));
     }
@@ -190,6 +236,47 @@ class Decoder {
     if (!it->is_boolean()) return Fail(Join(path, key), "expected boolean");
     *out = it->get<bool>();
     return true;
+  }
+  bool OptionalBool(const json& j, const char* key, const std::string& path, std::optional<bool>* out) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return true;
+    bool v = false;
+    if (!Bool(j, key, path, &v)) return false;
+    *out = v;
+    return true;
+  }
+  // A core/v1 ContainerState at key (absent or null: the empty state).
+  bool State(const json& j, const char* key, const std::string& path, ContainerState* out) {
+    std::string sp;
+    const json* s = Child(j, key, path, &sp);
+    if (s == nullptr) return error.ok();
+    std::string cp;
+    if (const json* w = Child(*s, "waiting", sp, &cp)) {
+      ContainerStateWaiting v;
+      if (!String(*w, "reason", cp, &v.reason) || !String(*w, "message", cp, &v.message)) return false;
+      v.unknown_fields = CollectUnknown(*w, {"reason", "message"});
+      out->waiting = std::move(v);
+    }
+    if (const json* r = Child(*s, "running", sp, &cp)) {
+      ContainerStateRunning v;
+      if (!Time(*r, "startedAt", cp, &v.started_at)) return false;
+      v.unknown_fields = CollectUnknown(*r, {"startedAt"});
+      out->running = std::move(v);
+    }
+    if (const json* t = Child(*s, "terminated", sp, &cp)) {
+      ContainerStateTerminated v;
+      if (!Integer(*t, "exitCode", cp, &v.exit_code) || !Integer(*t, "signal", cp, &v.signal) ||
+          !String(*t, "reason", cp, &v.reason) || !String(*t, "message", cp, &v.message) ||
+          !Time(*t, "startedAt", cp, &v.started_at) || !Time(*t, "finishedAt", cp, &v.finished_at) ||
+          !String(*t, "containerID", cp, &v.container_id)) {
+        return false;
+      }
+      v.unknown_fields = CollectUnknown(
+          *t, {"exitCode", "signal", "reason", "message", "startedAt", "finishedAt", "containerID"});
+      out->terminated = std::move(v);
+    }
+    out->unknown_fields = CollectUnknown(*s, {"waiting", "running", "terminated"});
+    return error.ok();
   }
   bool Time(const json& j, const char* key, const std::string& path, std::optional<TimePoint>* out) {
     std::string s;
@@ -324,9 +411,14 @@ class Decoder {
     return ok && Conditions(j, path, &s->conditions) &&
            Array(j, "containerStatuses", path, [&](const json& e, const std::string& ep) {
              ContainerStatus c;
-             bool ok2 = String(e, "name", ep, &c.name) && Bool(e, "ready", ep, &c.ready) &&
-                        Integer(e, "restartCount", ep, &c.restart_count);
-             c.unknown_fields = CollectUnknown(e, {"name", "ready", "restartCount"});
+             bool ok2 = String(e, "name", ep, &c.name) && State(e, "state", ep, &c.state) &&
+                        State(e, "lastState", ep, &c.last_state) && Bool(e, "ready", ep, &c.ready) &&
+                        Integer(e, "restartCount", ep, &c.restart_count) &&
+                        String(e, "image", ep, &c.image) && String(e, "imageID", ep, &c.image_id) &&
+                        String(e, "containerID", ep, &c.container_id) &&
+                        OptionalBool(e, "started", ep, &c.started);
+             c.unknown_fields = CollectUnknown(e, {"name", "state", "lastState", "ready", "restartCount",
+                                                   "image", "imageID", "containerID", "started"});
              if (ok2) s->container_statuses.push_back(std::move(c));
              return ok2;
            });

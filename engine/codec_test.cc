@@ -20,7 +20,7 @@ Pod SamplePod() {
   pod.spec.containers.push_back({"web", "nginx", {"sleep", "3600"}, {}});
   pod.status.phase = phase::kRunning;
   pod.status.conditions.push_back({"Ready", "True", ParseRfc3339("2014-06-06T00:00:02Z"), "", ""});
-  pod.status.container_statuses.push_back({"web", true, 3});
+  pod.status.container_statuses.push_back({.name = "web", .ready = true, .restart_count = 3});
   return pod;
 }
 
@@ -168,6 +168,71 @@ TEST(CodecTest, TimestampsWithOffsetsAreAcceptedAndEmittedAsZ) {
   const nlohmann::json j = PodToJson(*pod);
   EXPECT_EQ(j["metadata"]["creationTimestamp"], "2024-05-01T12:00:00Z");
   EXPECT_EQ(j["status"]["startTime"], "2024-05-01T12:00:05Z");
+}
+
+// Issue 10: containerStatuses carried only name, ready and restartCount as typed fields; the
+// kubelet's state, lastState, image, imageID, containerID and started are typed now and survive
+// a round trip exactly, with members we do not model kept at every level.
+TEST(CodecTest, ContainerStatusStatesRoundTrip) {
+  const nlohmann::json status = nlohmann::json::parse(R"({
+      "phase": "Running",
+      "containerStatuses": [
+        {"name": "web",
+         "state": {"running": {"startedAt": "2024-05-01T12:00:10Z"}},
+         "lastState": {"terminated": {"exitCode": 137, "signal": 9, "reason": "Error", "message": "killed",
+                       "startedAt": "2024-05-01T12:00:00Z", "finishedAt": "2024-05-01T12:00:09Z",
+                       "containerID": "rcsim://c1", "extra": true}},
+         "ready": true, "restartCount": 1, "image": "nginx:1.25", "imageID": "sha256:abc",
+         "containerID": "rcsim://c2", "started": true,
+         "allocatedResources": {"cpu": "1"}},
+        {"name": "side",
+         "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 10s"}, "future": {}},
+         "lastState": {},
+         "ready": false, "restartCount": 3, "image": "busybox", "imageID": ""}]})");
+  auto pod = PodFromJson({{"kind", "Pod"},
+                          {"apiVersion", "v1"},
+                          {"metadata", {{"name", "p"}}},
+                          {"spec", {{"containers", nlohmann::json::array()}}},
+                          {"status", status}});
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  const ContainerStatus& web = pod->status.container_statuses.at(0);
+  ASSERT_TRUE(web.state.running.has_value());
+  ASSERT_TRUE(web.last_state.terminated.has_value());
+  EXPECT_EQ(web.last_state.terminated->exit_code, 137);
+  EXPECT_EQ(web.last_state.terminated->reason, "Error");
+  EXPECT_EQ(web.container_id, "rcsim://c2");
+  EXPECT_EQ(web.started, true);
+  EXPECT_EQ(pod->status.container_statuses.at(1).state.waiting->reason, "CrashLoopBackOff");
+  const nlohmann::json got = PodToJson(*pod)["status"];
+  EXPECT_EQ(got, status) << got.dump(2);
+  auto again = PodFromJson(PodToJson(*pod));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *pod);
+}
+
+// A status written without states reads back with the fields core/v1 always has (state and
+// lastState `{}`, image and imageID ""), which clients such as the python one require.
+TEST(CodecTest, ContainerStatusHasTheNonOptionalFields) {
+  auto pod = DecodePod(R"({"kind":"Pod","metadata":{"name":"p"},
+      "status":{"containerStatuses":[{"name":"c","ready":true,"restartCount":0}]}})");
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  const nlohmann::json cs = PodToJson(*pod)["status"]["containerStatuses"][0];
+  EXPECT_EQ(cs, nlohmann::json::parse(R"({"name":"c","state":{},"lastState":{},"ready":true,
+      "restartCount":0,"image":"","imageID":""})"));
+}
+
+TEST(CodecTest, MalformedContainerStateNamesTheField) {
+  auto pod = DecodePod(R"({"kind":"Pod","metadata":{"name":"p"},
+      "status":{"containerStatuses":[{"name":"c","state":{"terminated":{"exitCode":"x"}}}]}})");
+  ASSERT_FALSE(pod.ok());
+  EXPECT_NE(pod.status().message().find("status.containerStatuses[0].state.terminated.exitCode"),
+            std::string::npos)
+      << pod.status().message();
+  auto bad_state = DecodePod(R"({"kind":"Pod","metadata":{"name":"p"},
+      "status":{"containerStatuses":[{"name":"c","lastState":[]}]}})");
+  ASSERT_FALSE(bad_state.ok());
+  EXPECT_NE(bad_state.status().message().find("status.containerStatuses[0].lastState"), std::string::npos)
+      << bad_state.status().message();
 }
 
 }  // namespace

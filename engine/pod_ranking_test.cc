@@ -18,7 +18,11 @@ PodPtr MakePod(const std::string& name, const std::string& node, const char* pha
   p->spec.node_name = node;
   p->status.phase = phase;
   p->status.conditions.push_back(PodCondition{"Ready", ready ? "True" : "False", T(ready_since), "", ""});
-  p->status.container_statuses.push_back(ContainerStatus{"c", ready, restarts});
+  ContainerStatus cs;
+  cs.name = "c";
+  cs.ready = ready;
+  cs.restart_count = restarts;
+  p->status.container_statuses.push_back(std::move(cs));
   return p;
 }
 

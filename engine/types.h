@@ -101,10 +101,51 @@ struct PodCondition {
   bool operator==(const PodCondition&) const = default;
 };
 
+// core/v1 ContainerState: at most one of waiting, running and terminated is set; none is the
+// empty state `{}` (a status a client wrote without one).
+struct ContainerStateWaiting {
+  std::string reason;  // "ContainerCreating", "CrashLoopBackOff", ...
+  std::string message;
+  UnknownFields unknown_fields;
+  bool operator==(const ContainerStateWaiting&) const = default;
+};
+
+struct ContainerStateRunning {
+  std::optional<TimePoint> started_at;
+  UnknownFields unknown_fields;
+  bool operator==(const ContainerStateRunning&) const = default;
+};
+
+struct ContainerStateTerminated {
+  int32_t exit_code = 0;
+  int32_t signal = 0;
+  std::string reason;  // "Completed" (exit code 0), "Error", "ContainerCannotRun"
+  std::string message;
+  std::optional<TimePoint> started_at;
+  std::optional<TimePoint> finished_at;
+  std::string container_id;
+  UnknownFields unknown_fields;
+  bool operator==(const ContainerStateTerminated&) const = default;
+};
+
+struct ContainerState {
+  std::optional<ContainerStateWaiting> waiting;
+  std::optional<ContainerStateRunning> running;
+  std::optional<ContainerStateTerminated> terminated;
+  UnknownFields unknown_fields;
+  bool operator==(const ContainerState&) const = default;
+};
+
 struct ContainerStatus {
   std::string name;
+  ContainerState state;
+  ContainerState last_state;  // the previous termination, if the container ran before
   bool ready = false;
   int32_t restart_count = 0;
+  std::string image;
+  std::string image_id;
+  std::string container_id;  // "<runtime>://<id>" of the current (or last) run
+  std::optional<bool> started;
   UnknownFields unknown_fields;
   bool operator==(const ContainerStatus&) const = default;
 };

@@ -64,6 +64,17 @@ std::size_t Bytes(const PodSpec& s) {
   return n;
 }
 
+std::size_t Bytes(const ContainerState& s) {
+  std::size_t n = Bytes(s.unknown_fields);
+  if (s.waiting) n += Bytes(s.waiting->reason) + Bytes(s.waiting->message) + Bytes(s.waiting->unknown_fields);
+  if (s.running) n += Bytes(s.running->unknown_fields);
+  if (s.terminated) {
+    n += Bytes(s.terminated->reason) + Bytes(s.terminated->message) + Bytes(s.terminated->container_id) +
+         Bytes(s.terminated->unknown_fields);
+  }
+  return n;
+}
+
 std::size_t Bytes(const PodStatus& s) {
   std::size_t n = Bytes(s.phase) + Bytes(s.host_ip) + Bytes(s.pod_ip) + Bytes(s.reason) + Bytes(s.message) +
                   Bytes(s.unknown_fields);
@@ -72,7 +83,8 @@ std::size_t Bytes(const PodStatus& s) {
          Bytes(c.unknown_fields);
   }
   for (const ContainerStatus& c : s.container_statuses) {
-    n += sizeof(c) + Bytes(c.name) + Bytes(c.unknown_fields);
+    n += sizeof(c) + Bytes(c.name) + Bytes(c.state) + Bytes(c.last_state) + Bytes(c.image) +
+         Bytes(c.image_id) + Bytes(c.container_id) + Bytes(c.unknown_fields);
   }
   return n;
 }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "engine/codec.h"
@@ -107,18 +108,49 @@ json PodTable(const std::vector<PodPtr>& pods, const TableOptions& opts) {
               "If specified, all readiness gates will be evaluated for pod readiness.", 1)});
   json table = TableShell(std::move(columns), opts);
   for (const PodPtr& pod : pods) {
+    // As kubectl's printPod: the last container (in status order) with a waiting reason or a
+    // termination names the status; "Completed" while another container runs reads Running.
     int ready = 0;
     int64_t restarts = 0;
-    for (const ContainerStatus& cs : pod->status.container_statuses) {
-      if (cs.ready) ++ready;
-      restarts += cs.restart_count;
-    }
+    std::optional<TimePoint> last_restart;
     std::string status = pod->status.reason.empty() ? pod->status.phase : pod->status.reason;
-    if (pod->metadata.deletion_timestamp) status = "Terminating";
+    bool has_running = false;
+    const auto& statuses = pod->status.container_statuses;
+    for (auto it = statuses.rbegin(); it != statuses.rend(); ++it) {
+      const ContainerStatus& cs = *it;
+      restarts += cs.restart_count;
+      const auto& prev = cs.last_state.terminated;
+      if (prev && prev->finished_at && (!last_restart || *prev->finished_at > *last_restart)) {
+        last_restart = prev->finished_at;
+      }
+      const auto& t = cs.state.terminated;
+      if (cs.state.waiting && !cs.state.waiting->reason.empty()) {
+        status = cs.state.waiting->reason;
+      } else if (t && !t->reason.empty()) {
+        status = t->reason;
+      } else if (t) {
+        status = t->signal != 0 ? "Signal:" + std::to_string(t->signal)
+                                : "ExitCode:" + std::to_string(t->exit_code);
+      } else if (cs.ready && cs.state.running) {
+        has_running = true;
+        ++ready;
+      }
+    }
+    if (status == "Completed" && has_running) {
+      bool pod_ready = false;
+      for (const PodCondition& c : pod->status.conditions)
+        pod_ready = pod_ready || (c.type == "Ready" && c.status == "True");
+      status = pod_ready ? "Running" : "NotReady";
+    }
+    if (pod->metadata.deletion_timestamp) {
+      status = pod->status.reason == "NodeLost" ? "Unknown" : "Terminating";
+    }
+    std::string restarts_cell = std::to_string(restarts);
+    if (restarts != 0 && last_restart) restarts_cell += " (" + HumanAge(opts.now - *last_restart) + " ago)";
     json row = {
         {"cells",
          {pod->metadata.name, std::to_string(ready) + "/" + std::to_string(pod->spec.containers.size()),
-          status, std::to_string(restarts), Age(pod->metadata, opts.now), OrNone(pod->status.pod_ip),
+          status, restarts_cell, Age(pod->metadata, opts.now), OrNone(pod->status.pod_ip),
           OrNone(pod->spec.node_name), "<none>", "<none>"}}};
     json obj =
         RowObject(pod->metadata, opts.include_object == IncludeObject::kObject ? PodToJson(*pod) : json(),

@@ -33,7 +33,13 @@ TEST(PodTableTest, ColumnsAndCells) {
   pod->metadata.creation_timestamp = TimePoint(std::chrono::hours(1));
   pod->spec.containers = {Container{"a", "img", {}, {}}, Container{"b", "img", {}, {}}};
   pod->status.phase = "Running";
-  pod->status.container_statuses = {ContainerStatus{"a", true, 2}, ContainerStatus{"b", false, 1}};
+  pod->status.container_statuses.resize(2);
+  pod->status.container_statuses[0].name = "a";
+  pod->status.container_statuses[0].ready = true;
+  pod->status.container_statuses[0].restart_count = 2;
+  pod->status.container_statuses[0].state.running = ContainerStateRunning{};
+  pod->status.container_statuses[1].name = "b";
+  pod->status.container_statuses[1].restart_count = 1;
   TableOptions opts;
   opts.now = TimePoint(std::chrono::hours(1) + std::chrono::seconds(30));
   nlohmann::json t = PodTable({pod}, opts);
@@ -50,6 +56,58 @@ TEST(PodTableTest, ColumnsAndCells) {
   EXPECT_TRUE(t2["columnDefinitions"].empty());
   EXPECT_EQ(t2["rows"][0]["cells"][2], "Terminating");
   EXPECT_FALSE(t2["rows"][0].contains("object"));
+}
+
+// kubectl's printPod: a waiting reason or a termination of a container names the STATUS, the last
+// container in status order winning; RESTARTS says how long ago the last one ended.
+TEST(PodTableTest, StatusAndRestartsFollowTheContainerStates) {
+  TableOptions opts;
+  opts.now = TimePoint(std::chrono::hours(2));
+  auto make = [&](std::vector<ContainerStatus> statuses) {
+    auto pod = std::make_shared<Pod>();
+    pod->metadata.name = "p";
+    pod->metadata.creation_timestamp = TimePoint(std::chrono::hours(1));
+    pod->spec.containers.resize(statuses.size());
+    pod->status.phase = "Running";
+    pod->status.conditions.push_back(PodCondition{"Ready", "True", {}, "", "", {}});
+    pod->status.container_statuses = std::move(statuses);
+    return PodTable({pod}, opts)["rows"][0]["cells"];
+  };
+  ContainerStatus running;
+  running.name = "a";
+  running.ready = true;
+  running.state.running = ContainerStateRunning{};
+  ContainerStatus crashing;
+  crashing.name = "b";
+  crashing.restart_count = 4;
+  crashing.state.waiting = ContainerStateWaiting{"CrashLoopBackOff", "back-off 40s", {}};
+  ContainerStateTerminated ended;
+  ended.exit_code = 137;
+  ended.reason = "Error";
+  ended.finished_at = opts.now - std::chrono::seconds(90);
+  crashing.last_state.terminated = ended;
+  nlohmann::json cells = make({running, crashing});
+  EXPECT_EQ(cells[1], "1/2");
+  EXPECT_EQ(cells[2], "CrashLoopBackOff");
+  EXPECT_EQ(cells[3], "4 (90s ago)");
+
+  ContainerStatus completed;
+  completed.name = "c";
+  completed.state.terminated = ContainerStateTerminated{};
+  completed.state.terminated->reason = "Completed";
+  EXPECT_EQ(make({completed})[2], "Completed");
+  EXPECT_EQ(make({running, completed})[2], "Running") << "Completed while another container runs";
+  ContainerStatus no_reason;
+  no_reason.name = "d";
+  no_reason.state.terminated = ContainerStateTerminated{};
+  no_reason.state.terminated->exit_code = 3;
+  EXPECT_EQ(make({no_reason})[2], "ExitCode:3");
+  no_reason.state.terminated->signal = 9;
+  EXPECT_EQ(make({no_reason})[2], "Signal:9");
+  ContainerStatus creating;
+  creating.name = "e";
+  creating.state.waiting = ContainerStateWaiting{"ContainerCreating", "", {}};
+  EXPECT_EQ(make({creating})[2], "ContainerCreating");
 }
 
 // kubectl get -o wide shows the priority-1 columns: pods IP and NODE, RCs CONTAINERS, IMAGES, SELECTOR.

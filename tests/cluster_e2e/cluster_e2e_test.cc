@@ -479,6 +479,19 @@ TEST_F(ClusterE2eTest, PodsRunAsProcessesRestartOnKillStopOnDeleteAndSurviveAnAg
     std::cout << "[timing] SIGKILLed container restarted and Ready again: " << SecondsSince(t0) << " s"
               << std::endl;
     EXPECT_EQ(Pods().size(), 5u);  // restarted in place, not replaced
+    // As a kubelet reports it: running again, the kill (137, Error) in lastState.
+    for (const PodPtr& p : Pods()) {
+      if (p->metadata.name != victim.pod_name) continue;
+      const ContainerStatus& cs = p->status.container_statuses.at(0);
+      EXPECT_TRUE(cs.state.running.has_value());
+      ASSERT_TRUE(cs.last_state.terminated.has_value());
+      EXPECT_EQ(cs.last_state.terminated->exit_code, 137);
+      EXPECT_EQ(cs.last_state.terminated->reason, "Error");
+      EXPECT_EQ(cs.container_id.rfind("rcsim://", 0), 0u) << cs.container_id;
+    }
+    // kubectl's RESTARTS column says when: "1 (Ns ago)".
+    const std::string table = Kubectl("get pod " + victim.pod_name + " --no-headers");
+    EXPECT_NE(table.find(" 1 ("), std::string::npos) << table;
   }
 
   // kubectl delete pod: its process gets SIGTERM (the shell's trap logs it and exits 0), a replacement runs.
