@@ -521,13 +521,13 @@ int HttpCodeOf(Code code) {
   switch (code) {
     case Code::kOk: return 200;
     case Code::kNotFound: return 404;
-    case Code::kAlreadyExists: return 409;
+    case Code::kAlreadyExists:
     case Code::kConflict: return 409;
     case Code::kInvalid: return 422;
     case Code::kBadRequest: return 400;
-    case Code::kGone: return 410;
+    case Code::kGone:
     case Code::kCompacted: return 410;
-    case Code::kFutureRevision: return 504;
+    case Code::kFutureRevision:
     case Code::kTimeout: return 504;
     case Code::kUnavailable: return 503;
     case Code::kUnauthorized: return 401;
@@ -547,9 +547,9 @@ const char* ReasonOf(Code code) {
     case Code::kConflict: return "Conflict";
     case Code::kInvalid: return "Invalid";
     case Code::kBadRequest: return "BadRequest";
-    case Code::kGone: return "Expired";
+    case Code::kGone:
     case Code::kCompacted: return "Expired";
-    case Code::kFutureRevision: return "Timeout";
+    case Code::kFutureRevision:
     case Code::kTimeout: return "Timeout";
     case Code::kUnavailable: return "ServiceUnavailable";
     case Code::kUnauthorized: return "Unauthorized";

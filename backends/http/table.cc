@@ -63,26 +63,26 @@ std::string HumanAge(Duration d) {
   const int64_t secs = duration_cast<std::chrono::seconds>(d).count();
   if (secs < -1) return "<invalid>";
   if (secs < 0) return "0s";
-  if (secs < 60 * 2) return std::to_string(secs) + "s";
+  if (secs < int64_t{60} * 2) return std::to_string(secs) + "s";
   const int64_t mins = secs / 60;
   if (mins < 10) {
     const int64_t s = secs % 60;
     return s == 0 ? std::to_string(mins) + "m" : std::to_string(mins) + "m" + std::to_string(s) + "s";
   }
-  if (mins < 60 * 3) return std::to_string(mins) + "m";
+  if (mins < int64_t{60} * 3) return std::to_string(mins) + "m";
   const int64_t hours = mins / 60;
   if (hours < 8) {
     const int64_t m = mins % 60;
     return m == 0 ? std::to_string(hours) + "h" : std::to_string(hours) + "h" + std::to_string(m) + "m";
   }
   if (hours < 48) return std::to_string(hours) + "h";
-  if (hours < 24 * 8) {
+  if (hours < int64_t{24} * 8) {
     const int64_t h = hours % 24;
     return h == 0 ? std::to_string(hours / 24) + "d"
                   : std::to_string(hours / 24) + "d" + std::to_string(h) + "h";
   }
-  if (hours < 24 * 365 * 2) return std::to_string(hours / 24) + "d";
-  if (hours < 24 * 365 * 8) {
+  if (hours < int64_t{24} * 365 * 2) return std::to_string(hours / 24) + "d";
+  if (hours < int64_t{24} * 365 * 8) {
     const int64_t days = hours / 24 - 365 * (hours / 24 / 365);
     return days == 0 ? std::to_string(hours / 24 / 365) + "y"
                      : std::to_string(hours / 24 / 365) + "y" + std::to_string(days) + "d";
