@@ -71,7 +71,15 @@ class ProcessRuntimeTest : public ::testing::Test {
     }
     for (pid_t pid : extra_pids_) kill(-pid, SIGKILL);
     runtime_.reset();
-    fs::remove_all(root_);
+    // The killed containers' shims record their exits as they see them (an exit file written and
+    // renamed): removing the tree can race one, so retry until it is gone.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    std::error_code ec;
+    do {
+      ec.clear();
+      fs::remove_all(root_, ec);
+    } while (ec && std::chrono::steady_clock::now() < deadline);
+    EXPECT_FALSE(ec) << "cannot remove " << root_ << ": " << ec.message();
   }
 
   void Open() {
