@@ -160,8 +160,7 @@ std::vector<ObjectSpec> BuildSpecs() {
        Obj("stop_node_agent", "stop_node_agent", "node agents stop; their containers keep running"),
        Obj("start_node_agent", "start_node_agent", "a stopped node agent starts again"),
        Obj("set_ready", "set_ready", "the chosen pods' containers pass or fail their readiness check"),
-       Obj("flap_readiness", "flap_readiness",
-           "the chosen pods' readiness toggles every period for a while"),
+       Obj("flap_readiness", "flap_readiness", "the chosen pods' readiness toggles every period for a while"),
        Obj("node_capacity", "node_capacity", "nodes' status.capacity.pods changes")},
       ObjectSpec::Shape::kOneAction};
   for (const FieldSpec& f : event.fields) {
