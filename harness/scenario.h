@@ -217,7 +217,7 @@ struct ConvergedExpect {
 struct NeverAboveExpect {
   std::string controller;              // the controller referred to: its name
   std::string namespace_ = "default";  // and its namespace (resolved by the parser)
-  int32_t active = 0;  // default: the highest replicas the scenario ever gives the controller
+  int32_t active = 0;                  // default: the highest replicas the scenario ever gives the controller
   Duration after{0};
   std::optional<Duration> until;  // absent: the end of the run
   // Pods the controller did not create that became its to count (orphaned, or relabelled into its
@@ -250,7 +250,7 @@ struct ConditionExpect {
 struct FinalExpect {
   std::string controller;              // the controller referred to: its name
   std::string namespace_ = "default";  // and its namespace (resolved by the parser)
-  std::optional<int32_t> running;  // if neither is given: running == the final desired replicas
+  std::optional<int32_t> running;      // if neither is given: running == the final desired replicas
   std::optional<int32_t> replicas_status;
 };
 struct ApiCallsExpect {

@@ -140,13 +140,13 @@ class ProcessRuntime final : public Runtime {
   void Adopt(const std::string& state_path);
   Status Spawn(const ContainerConfig& config, Container* c, std::string* error);
   Status WriteState(const Container& c) const;
-  void Watch(const std::string& id, Container& c);                    // mu_ held
+  void Watch(const std::string& id, Container& c);  // mu_ held
   void SetProbe(const ContainerConfig& config, Container& c, std::chrono::steady_clock::time_point first);
   void StartProbe(const std::string& id, Container& c);                   // mu_ held
   void OnProbeDone(int fd);                                               // mu_ held
   void OnProbeResult(const std::string& id, Container& c, bool success);  // mu_ held
   void EndProbe(Container& c);  // mu_ held: kills and reaps a run going on
-  void OnPidfdReady(int fd);                                          // mu_ held
+  void OnPidfdReady(int fd);    // mu_ held
   void Finish(const std::string& id, int exit_code, bool seen_live);  // mu_ held
   void MonitorLoop();
   void Wake();
