@@ -124,8 +124,7 @@ void NodeAgent::Register() {
     auto after = [this, alive, epoch](const Result<NodePtr>& r) {
       if (!*alive || epoch != epoch_) return;
       if (r.ok()) {
-        ++counters_.status_posts;
-        last_status_post_ = clock_->Now();
+        NoteStatusPosted();
         Trace("register");
         RenewLease([this] { ScheduleHeartbeat(); });
       } else {
@@ -223,12 +222,16 @@ void NodeAgent::SyncNodeStatus() {
     cluster_->nodes().UpdateStatus(std::move(desired), [this, alive, epoch](const Result<NodePtr>& r) {
       if (!*alive || epoch != epoch_) return;
       if (r.ok()) {
-        ++counters_.status_posts;
-        last_status_post_ = clock_->Now();
+        NoteStatusPosted();
       }
       ScheduleHeartbeat();
     });
   });
+}
+
+void NodeAgent::NoteStatusPosted() {
+  ++counters_.status_posts;
+  last_status_post_ = clock_->Now();
 }
 
 void NodeAgent::SetMaxPods(int64_t pods) {
@@ -243,8 +246,7 @@ void NodeAgent::SetMaxPods(int64_t pods) {
     if (!*alive || epoch != epoch_ || !got.ok()) return;
     cluster_->nodes().UpdateStatus(DesiredNode(*got), [this, alive, epoch](const Result<NodePtr>& r) {
       if (!*alive || epoch != epoch_ || !r.ok()) return;
-      ++counters_.status_posts;
-      last_status_post_ = clock_->Now();
+      NoteStatusPosted();
     });
   });
 }
@@ -318,7 +320,6 @@ void NodeAgent::Admit(const PodPtr& pod) {
       } else {
         cs.last_termination = s.last_state.terminated;
       }
-      if (cs.last_termination) cs.exit_code = cs.last_termination->exit_code;
     }
     st.containers.push_back(std::move(cs));
   }
@@ -432,7 +433,7 @@ void NodeAgent::OnExit(const std::string& id, int exit_code) {
         if (*alive) StartContainer(uid, index);
       });
     }  // else restarted when the agent starts again (OnPod)
-  } else if (!ShouldRestart(st.pod->spec.restart_policy, exit_code)) {
+  } else {
     c.done = true;
   }
   WriteStatus(uid);
@@ -513,7 +514,7 @@ PodStatus NodeAgent::DesiredStatus(const PodState& st) const {
     all_started = all_started && ran;
     all_running = all_running && !c.id.empty();
     all_done = all_done && c.done;
-    all_ok = all_ok && c.exit_code == 0;
+    all_ok = all_ok && (!c.last_termination || c.last_termination->exit_code == 0);
     all_ready = all_ready && !c.id.empty() && c.ready;
   }
   for (std::size_t i = 0; i < st.containers.size(); ++i)
@@ -554,7 +555,6 @@ void NodeAgent::RecordTermination(ContainerRecord& c, int exit_code, const std::
   if (!c.id.empty()) t.container_id = ContainerIdOf(c.id);
   c.previous_termination = std::move(c.last_termination);
   c.last_termination = std::move(t);
-  c.exit_code = exit_code;
 }
 
 ContainerStatus NodeAgent::ContainerStatusOf(const PodState& st, std::size_t index) const {

@@ -108,7 +108,6 @@ class NodeAgent {
     bool starting = false;
     bool done = false;  // terminated and not restarting
     int32_t restarts = 0;
-    int exit_code = 0;
     bool ready = true;  // the runtime's readiness of the current run
     TimePoint started_at{};
     int backoff_step = 0;  // consecutive restarts since the last reset
@@ -139,6 +138,7 @@ class NodeAgent {
   void RenewLease(const std::function<void()>& then, bool retry = true);
   Lease RenewedLease(const LeasePtr& current) const;
   void SyncNodeStatus();
+  void NoteStatusPosted();  // a Node status write succeeded
   static bool StatusChanged(const Node& current, const Node& desired);
   Node DesiredNode(const NodePtr& current) const;
 
