@@ -108,6 +108,10 @@ class ExecutorLeaseClient final : public LeaseClient {
   void Update(Lease lease, Callback<Result<LeasePtr>> done) override {
     inner_->Update(std::move(lease), Hop(std::move(done)));
   }
+  void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
+              Callback<Result<LeasePtr>> done) override {
+    inner_->Delete(ns, name, opts, Hop(std::move(done)));
+  }
 
  private:
   template <typename R>

@@ -21,9 +21,9 @@ std::string RcKey(const std::string& ns, const std::string& name) { return ns + 
 
 }  // namespace
 
-GarbageCollector::GarbageCollector(GarbageCollectorOptions options, ApiClient* api, Executor* executor,
-                                   TraceSink* trace)
-    : options_(options), api_(api), executor_(executor), trace_(trace) {
+GarbageCollector::GarbageCollector(GarbageCollectorOptions options, ApiClient* api, ClusterApi* cluster,
+                                   Executor* executor, TraceSink* trace)
+    : options_(options), api_(api), cluster_(cluster), executor_(executor), trace_(trace) {
   ObjectCache<ReplicationController>::Handlers rh;
   rh.on_upsert = [this](const ControllerPtr&, const ControllerPtr& rc) { OnController(rc); };
   rh.on_delete = [this](const ControllerPtr& rc) { OnControllerGone(rc); };
@@ -35,6 +35,13 @@ GarbageCollector::GarbageCollector(GarbageCollectorOptions options, ApiClient* a
   ph.on_delete = [this](const PodPtr& p) { OnPodGone(p); };
   ph.on_synced = [this] { Post(); };
   pods_ = std::make_unique<ObjectCache<Pod>>(&api_->pods(), executor_, "", ListOptions{}, std::move(ph));
+  if (cluster_ != nullptr) {
+    ObjectCache<Node>::Handlers nh;
+    nh.on_delete = [this](const NodePtr&) { CollectLeases(); };
+    nh.on_synced = [this] { CollectLeases(); };
+    nodes_ =
+        std::make_unique<ObjectCache<Node>>(&cluster_->nodes(), executor_, "", ListOptions{}, std::move(nh));
+  }
 }
 
 GarbageCollector::~GarbageCollector() { *alive_ = false; }
@@ -42,6 +49,7 @@ GarbageCollector::~GarbageCollector() { *alive_ = false; }
 void GarbageCollector::Start() {
   rcs_->Start();
   pods_->Start();
+  if (nodes_) nodes_->Start();
   executor_->Schedule(options_.resync_period, [this, alive = alive_] {
     if (*alive) Resync();
   });
@@ -59,6 +67,7 @@ void GarbageCollector::Resync() {
     if (!pod->metadata.owner_references.empty()) dirty_pods_.insert(key);
   }
   Post();
+  CollectLeases();
   executor_->Schedule(options_.resync_period, [this, alive = alive_] {
     if (*alive) Resync();
   });
@@ -342,6 +351,75 @@ void GarbageCollector::DeleteDependent(const PodPtr& pod) {
           Post();
         }
       });
+}
+
+// ---- Node-owned Leases ----
+
+namespace {
+
+bool IsNodeRef(const OwnerReference& ref) { return ref.kind == "Node" && ref.api_version == "v1"; }
+
+}  // namespace
+
+void GarbageCollector::CollectLeases() {
+  if (!nodes_ || !nodes_->synced()) return;  // on_synced asks again
+  if (leases_listing_) {
+    leases_again_ = true;
+    return;
+  }
+  leases_listing_ = true;
+  cluster_->leases().List(kNodeLeaseNamespace, [this, alive = alive_](const Result<ObjectList<Lease>>& r) {
+    if (!*alive) return;
+    leases_listing_ = false;
+    if (r.ok()) {
+      for (const LeasePtr& lease : r->items) CollectLease(lease);
+    }  // else the resync lists again
+    if (leases_again_) {
+      leases_again_ = false;
+      CollectLeases();
+    }
+  });
+}
+
+void GarbageCollector::CollectLease(const LeasePtr& lease) {
+  const auto& refs = lease->metadata.owner_references;
+  if (refs.empty() || !std::all_of(refs.begin(), refs.end(), IsNodeRef)) return;
+  const bool cached_present = std::any_of(refs.begin(), refs.end(), [this](const OwnerReference& ref) {
+    const NodePtr node = nodes_->Get(ref.name);
+    return node && node->metadata.uid == ref.uid;
+  });
+  if (cached_present) return;
+  // The node cache may lag behind (a Node created after its list): every owner is asked for live.
+  auto pending = std::make_shared<std::size_t>(refs.size());
+  auto present = std::make_shared<bool>(false);
+  for (const OwnerReference& ref : refs) {
+    ++counters_.owner_lookups;
+    cluster_->nodes().Get(
+        "", ref.name,
+        [this, alive = alive_, lease, uid = ref.uid, pending, present](const Result<NodePtr>& r) {
+          if (!*alive) return;
+          const bool gone = r.ok() ? (*r)->metadata.uid != uid : r.status().code() == Code::kNotFound;
+          if (!gone) *present = true;  // present, or unknown: the next pass asks again
+          if (--*pending == 0 && !*present) DeleteLease(lease);
+        });
+  }
+}
+
+void GarbageCollector::DeleteLease(const LeasePtr& lease) {
+  const std::string key = "lease:" + lease->metadata.namespace_ + "/" + lease->metadata.name;
+  if (!in_flight_.insert(key).second) return;
+  DeleteOptions opts;
+  opts.precondition_uid = lease->metadata.uid;
+  opts.precondition_resource_version = lease->metadata.resource_version;  // renewed since: judge again
+  cluster_->leases().Delete(lease->metadata.namespace_, lease->metadata.name, opts,
+                            [this, alive = alive_, key](const Result<LeasePtr>& r) {
+                              if (!*alive) return;
+                              in_flight_.erase(key);
+                              if (r.ok()) {
+                                ++counters_.leases_deleted;
+                                Trace("delete " + key);
+                              }
+                            });
 }
 
 }  // namespace rcsim

@@ -12,6 +12,11 @@
 //   terminating gracefully counts), the finalizer is removed.
 // A cached dependent may be stale: deletes carry uid and resourceVersion preconditions, and an
 // owner's finalizer goes only after a live list of its pods agrees with the cache.
+// - Node-owned Leases (the node agents' heartbeats in kube-node-lease, owned by their Node as the
+//   kubelet sets it): a Lease every ownerReference of which names a Node that no longer exists (NotFound,
+//   or another uid there) is deleted (uid and resourceVersion preconditions). Leases have no watch:
+//   they are listed when a Node is deleted, after each node list and on every resync. Only with a
+//   ClusterApi.
 // Work runs in passes posted to the executor after changes, and in a periodic resync
 // (`resync_period`) that retries what failed. Absent owners are remembered by uid (uids are never
 // reused), so a cascade costs one lookup per owner, not per dependent.
@@ -28,6 +33,7 @@
 
 #include "cluster/object_cache.h"
 #include "engine/api_client.h"
+#include "engine/cluster_api.h"
 #include "engine/executor.h"
 #include "engine/time.h"
 #include "engine/trace.h"
@@ -43,11 +49,14 @@ struct GarbageCollectorCounters {
   uint64_t references_removed = 0;
   uint64_t finalizers_removed = 0;
   uint64_t owner_lookups = 0;
+  uint64_t leases_deleted = 0;
 };
 
 class GarbageCollector {
  public:
-  GarbageCollector(GarbageCollectorOptions options, ApiClient* api, Executor* executor, TraceSink* trace);
+  // `cluster` may be null: then Leases are not collected.
+  GarbageCollector(GarbageCollectorOptions options, ApiClient* api, ClusterApi* cluster, Executor* executor,
+                   TraceSink* trace);
   ~GarbageCollector();
   GarbageCollector(const GarbageCollector&) = delete;
   GarbageCollector& operator=(const GarbageCollector&) = delete;
@@ -79,9 +88,15 @@ class GarbageCollector {
   // The cached pod `key` is newer than `resource_version` (a write from that version conflicted).
   bool CacheMovedOn(const std::string& key, const std::string& resource_version) const;
   void Trace(const std::string& event);
+  // Lists the node Leases and deletes those whose Node owners are all gone (one pass at a time; a
+  // pass asked for meanwhile runs after it).
+  void CollectLeases();
+  void CollectLease(const LeasePtr& lease);
+  void DeleteLease(const LeasePtr& lease);
 
   const GarbageCollectorOptions options_;
   ApiClient* const api_;
+  ClusterApi* const cluster_;
   Executor* const executor_;
   TraceSink* const trace_;
 
@@ -93,10 +108,13 @@ class GarbageCollector {
   std::set<std::string> dirty_pods_;                         // pod keys
   std::set<std::string> in_flight_;                          // object keys with a write in flight
   bool posted_ = false;
+  bool leases_listing_ = false;  // a lease list in flight
+  bool leases_again_ = false;    // another lease pass asked for while one was in flight
   GarbageCollectorCounters counters_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::unique_ptr<ObjectCache<ReplicationController>> rcs_;
   std::unique_ptr<ObjectCache<Pod>> pods_;
+  std::unique_ptr<ObjectCache<Node>> nodes_;  // with a ClusterApi
 };
 
 }  // namespace rcsim

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cluster/cluster_test_world.h"
+#include "registry/lease_registry.h"
 
 namespace rcsim {
 namespace {
@@ -78,8 +79,8 @@ class GarbageCollectorTest : public ::testing::Test {
     return w_.CreatePod(p);
   }
   void StartGc(ApiClient* api = nullptr) {
-    gc_ = std::make_unique<GarbageCollector>(GarbageCollectorOptions{}, api ? api : &w_.api(), &w_.loop(),
-                                             &trace_);
+    gc_ = std::make_unique<GarbageCollector>(GarbageCollectorOptions{}, api ? api : &w_.api(), &w_.api(),
+                                             &w_.loop(), &trace_);
     gc_->Start();
   }
   bool RcGone() { return !w_.registry().controllers().Get("default", "web").ok(); }
@@ -218,6 +219,67 @@ TEST_F(GarbageCollectorTest, AStaleCachedDependentIsNotDeleted) {
   DeleteRc("Background");
   w_.loop().RunFor(std::chrono::seconds(10));
   ASSERT_TRUE(w_.GetPod("a")) << "the stale cached version with the ownerReference was acted on";
+}
+
+// Node heartbeat Leases are owned by their Node: a deleted Node's Lease is deleted; the Lease of a
+// Node that exists, and a Lease with no ownerReference, are kept.
+TEST_F(GarbageCollectorTest, ADeletedNodesLeaseIsDeleted) {
+  NodePtr n1 = w_.CreateNode(ClusterTestWorld::MakeNode("n1", w_.loop().Now()));
+  NodePtr n2 = w_.CreateNode(ClusterTestWorld::MakeNode("n2", w_.loop().Now()));
+  ASSERT_TRUE(n1 && n2);
+  LeaseRegistry leases(&w_.registry().context());
+  auto create_lease = [&](const std::string& name, const NodePtr& owner) {
+    Lease l;
+    l.metadata.name = name;
+    if (owner) {
+      OwnerReference ref;
+      ref.api_version = "v1";
+      ref.kind = "Node";
+      ref.name = owner->metadata.name;
+      ref.uid = owner->metadata.uid;
+      ref.controller = false;
+      ref.block_owner_deletion = false;
+      l.metadata.owner_references.push_back(ref);
+    }
+    ASSERT_TRUE(leases.Create(kNodeLeaseNamespace, l).ok());
+  };
+  create_lease("n1", n1);
+  create_lease("n2", n2);
+  create_lease("n3", nullptr);
+  auto has = [&](const char* name) { return leases.Get(kNodeLeaseNamespace, name).ok(); };
+  StartGc();
+  w_.loop().RunFor(std::chrono::seconds(40));  // past a resync
+  EXPECT_TRUE(has("n1") && has("n2") && has("n3"));
+
+  ASSERT_TRUE(w_.registry().nodes().Delete("", "n1", {}).ok());
+  ASSERT_TRUE(w_.RunUntil([&] { return !has("n1"); }, std::chrono::seconds(5)));
+  w_.loop().RunFor(std::chrono::seconds(40));
+  EXPECT_TRUE(has("n2"));
+  EXPECT_TRUE(has("n3"));
+  EXPECT_EQ(gc_->counters().leases_deleted, 1u);
+}
+
+// A Node deleted while the GC was not running (and registered again under another uid): the Lease
+// that still names the old uid is collected at the first node list; the new Node is not touched.
+TEST_F(GarbageCollectorTest, ALeaseOwnedByAnEarlierNodeOfTheSameNameIsDeleted) {
+  NodePtr old_node = w_.CreateNode(ClusterTestWorld::MakeNode("n1", w_.loop().Now()));
+  ASSERT_TRUE(old_node);
+  LeaseRegistry leases(&w_.registry().context());
+  Lease l;
+  l.metadata.name = "n1";
+  OwnerReference ref;
+  ref.api_version = "v1";
+  ref.kind = "Node";
+  ref.name = "n1";
+  ref.uid = old_node->metadata.uid;
+  l.metadata.owner_references.push_back(ref);
+  ASSERT_TRUE(leases.Create(kNodeLeaseNamespace, l).ok());
+  ASSERT_TRUE(w_.registry().nodes().Delete("", "n1", {}).ok());
+  ASSERT_TRUE(w_.CreateNode(ClusterTestWorld::MakeNode("n1", w_.loop().Now())));
+  StartGc();
+  ASSERT_TRUE(
+      w_.RunUntil([&] { return !leases.Get(kNodeLeaseNamespace, "n1").ok(); }, std::chrono::seconds(5)));
+  EXPECT_TRUE(w_.GetNode("n1"));
 }
 
 }  // namespace

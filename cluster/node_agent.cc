@@ -124,6 +124,7 @@ void NodeAgent::Register() {
     auto after = [this, alive, epoch](const Result<NodePtr>& r) {
       if (!*alive || epoch != epoch_) return;
       if (r.ok()) {
+        node_uid_ = (*r)->metadata.uid;
         NoteStatusPosted();
         Trace("register");
         RenewLease([this] { ScheduleHeartbeat(); });
@@ -161,6 +162,22 @@ Lease NodeAgent::RenewedLease(const LeasePtr& current) const {
   l.spec.holder_identity = options_.node_name;
   l.spec.lease_duration_seconds = options_.lease_duration_seconds;
   l.spec.renew_time = clock_->Now();
+  // Owned by the Node (as the kubelet's setNodeOwnerFunc), so the garbage collector deletes the Lease
+  // with it; a Node registered again (a new uid) takes over the reference.
+  auto& refs = l.metadata.owner_references;
+  if (!node_uid_.empty()) {
+    refs.erase(
+        std::remove_if(refs.begin(), refs.end(), [](const OwnerReference& r) { return r.kind == "Node"; }),
+        refs.end());
+    OwnerReference owner;
+    owner.api_version = "v1";
+    owner.kind = "Node";
+    owner.name = options_.node_name;
+    owner.uid = node_uid_;
+    owner.controller = false;
+    owner.block_owner_deletion = false;
+    refs.insert(refs.begin(), std::move(owner));
+  }
   return l;
 }
 
@@ -214,6 +231,7 @@ void NodeAgent::SyncNodeStatus() {
       if (got.status().code() == Code::kNotFound) return Register();  // deleted: register again
       return ScheduleHeartbeat();
     }
+    node_uid_ = (*got)->metadata.uid;
     Node desired = DesiredNode(*got);
     if (!StatusChanged(**got, desired) &&
         clock_->Now() - last_status_post_ < options_.status_report_interval) {

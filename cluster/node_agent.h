@@ -3,7 +3,8 @@
 // - Registers its Node (create, or a status write if it exists) with status.capacity.pods =
 //   max_pods and Ready=True, and heartbeats as the kubelet does: every heartbeat_interval
 //   (--node-status-update-frequency, 10 s) it renews its Lease kube-node-lease/<node> (holder the
-//   node, renewTime now; an update from the lease it last wrote, re-read once on a conflict) and reads
+//   node, renewTime now, an ownerReference to its Node (v1 Node, name, uid) once registered; an
+//   update from the lease it last wrote, re-read once on a conflict) and reads
 //   its Node, posting the status (Ready's lastHeartbeatTime = now) only when it differs from what
 //   the agent would write (Ready not True, e.g. marked Unknown; another capacity) or
 //   status_report_interval (nodeStatusReportFrequency, 5 min) has passed since the last post.
@@ -168,6 +169,7 @@ class NodeAgent {
 
   int64_t max_pods_;  // options_.max_pods until SetMaxPods
   LeasePtr lease_;    // as last written; null: read it before renewing
+  std::string node_uid_;  // of the Node as last registered or read; the Lease's owner
   TimePoint last_status_post_{};
   bool running_ = false;
   uint64_t epoch_ = 0;  // bumped by Start/Stop; timers of an older epoch do nothing

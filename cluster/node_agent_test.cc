@@ -108,6 +108,33 @@ TEST_F(NodeAgentTest, ALeaseChangedBehindItsBackIsReadAgain) {
   EXPECT_EQ(agent_->counters().lease_renewals, 2u);
 }
 
+// The Lease is owned by its Node (v1 Node, name, uid), as the kubelet sets it, so the garbage
+// collector deletes it with the Node; a Node deleted and registered again (another uid) takes over the
+// reference at the next renewal.
+TEST_F(NodeAgentTest, LeaseIsOwnedByItsNode) {
+  StartAgent();
+  w_.loop().RunFor(std::chrono::seconds(1));
+  LeaseRegistry leases(&w_.registry().context());
+  auto owners = [&] { return (*leases.Get(kNodeLeaseNamespace, "n1"))->metadata.owner_references; };
+  ASSERT_EQ(owners().size(), 1u);
+  OwnerReference ref = owners()[0];
+  EXPECT_EQ(ref.api_version, "v1");
+  EXPECT_EQ(ref.kind, "Node");
+  EXPECT_EQ(ref.name, "n1");
+  EXPECT_EQ(ref.uid, w_.GetNode("n1")->metadata.uid);
+  EXPECT_FALSE(ref.controller);
+  EXPECT_FALSE(ref.block_owner_deletion);
+
+  const std::string old_uid = ref.uid;
+  ASSERT_TRUE(w_.registry().nodes().Delete("", "n1", {}).ok());
+  ASSERT_TRUE(w_.RunUntil(
+      [&] {
+        NodePtr n = w_.GetNode("n1");
+        return n && n->metadata.uid != old_uid && owners().size() == 1 && owners()[0].uid == n->metadata.uid;
+      },
+      std::chrono::seconds(30)));
+}
+
 TEST_F(NodeAgentTest, RunsBoundPodsAndReportsStatus) {
   ASSERT_TRUE(CreateBound("web"));
   Pod elsewhere = ClusterTestWorld::MakePod("other");

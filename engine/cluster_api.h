@@ -12,8 +12,10 @@
 //   registry/lease_registry.h's semantics: Create assigns uid and creationTimestamp (kAlreadyExists if
 //   the name is taken); Update is a PUT with optimistic concurrency (a stale non-empty
 //   resourceVersion gives kConflict, an empty one is unconditional; kNotFound if absent); List gives a
-//   namespace's leases in name order and the revision read at. No watch: readers list (the node
-//   lifecycle controller lists once per monitor period).
+//   namespace's leases in name order and the revision read at; Delete honours the uid and
+//   resourceVersion preconditions (kConflict) and gives the deleted lease (kNotFound if absent). No
+//   watch: readers list (the node lifecycle controller once per monitor period, the garbage collector
+//   when a Node goes).
 // - BindPod sets spec.nodeName of a pod that has none and adds condition PodScheduled=True; kConflict
 //   if the pod is already bound (to any node), kNotFound if it does not exist (or its uid differs from
 //   binding.metadata.uid when that is set).
@@ -36,6 +38,8 @@ class LeaseClient {
   virtual void List(const std::string& ns, Callback<Result<ObjectList<Lease>>> done) = 0;
   virtual void Create(const std::string& ns, Lease lease, Callback<Result<LeasePtr>> done) = 0;
   virtual void Update(Lease lease, Callback<Result<LeasePtr>> done) = 0;
+  virtual void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
+                      Callback<Result<LeasePtr>> done) = 0;
 };
 
 class ClusterApi {

@@ -646,6 +646,13 @@ Result<Scale> ScaleFromJson(const nlohmann::json& j) {
   return scale;
 }
 
+Result<ObjectMeta> ObjectMetaFromJson(const nlohmann::json& j, const std::string& path) {
+  Decoder d;
+  ObjectMeta meta;
+  if (!d.Meta(j, path, &meta)) return d.error;
+  return meta;
+}
+
 Result<Pod> DecodePod(std::string_view bytes) {
   json j = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Status(Code::kBadRequest, "malformed JSON");

@@ -35,6 +35,9 @@ std::string EncodeController(const ReplicationController& rc);  // compact JSON 
 Result<Pod> PodFromJson(const nlohmann::json& j);
 Result<ReplicationController> ControllerFromJson(const nlohmann::json& j);
 Result<Scale> ScaleFromJson(const nlohmann::json& j);
+// The ObjectMeta at `j` (errors name `path`, e.g. "metadata.uid: expected string"), for the kinds
+// with codecs of their own (Lease).
+Result<ObjectMeta> ObjectMetaFromJson(const nlohmann::json& j, const std::string& path);
 Result<Pod> DecodePod(std::string_view bytes);
 Result<ReplicationController> DecodeController(std::string_view bytes);
 

@@ -57,23 +57,6 @@ bool OptTime(const json& j, const char* key, const std::string& path, std::optio
   return true;
 }
 
-bool StringMap(const json& j, const char* key, const std::string& path, Labels* out, Status* err) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return true;
-  if (!it->is_object()) {
-    *err = Bad(path + key, "expected object");
-    return false;
-  }
-  for (const auto& [k, v] : it->items()) {
-    if (!v.is_string()) {
-      *err = Bad(path + key + "." + k, "expected string");
-      return false;
-    }
-    (*out)[k] = v.get<std::string>();
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string FormatMicroTime(TimePoint t) {
@@ -110,20 +93,9 @@ Result<Lease> LeaseFromJson(const json& j) {
   Lease lease;
   Status err = Status::Ok();
   if (auto meta = j.find("metadata"); meta != j.end() && !meta->is_null()) {
-    if (!meta->is_object()) return Bad("metadata", "expected object");
-    std::optional<std::string> name, ns, uid, rv, created;
-    const std::string p = "metadata.";
-    if (!OptString(*meta, "name", p, &name, &err) || !OptString(*meta, "namespace", p, &ns, &err) ||
-        !OptString(*meta, "uid", p, &uid, &err) || !OptString(*meta, "resourceVersion", p, &rv, &err) ||
-        !OptTime(*meta, "creationTimestamp", p, &lease.metadata.creation_timestamp, &err) ||
-        !StringMap(*meta, "labels", p, &lease.metadata.labels, &err) ||
-        !StringMap(*meta, "annotations", p, &lease.metadata.annotations, &err)) {
-      return err;
-    }
-    lease.metadata.name = name.value_or("");
-    lease.metadata.namespace_ = ns.value_or("");
-    lease.metadata.uid = uid.value_or("");
-    lease.metadata.resource_version = rv.value_or("");
+    Result<ObjectMeta> m = ObjectMetaFromJson(*meta, "metadata");
+    if (!m.ok()) return m.status();
+    lease.metadata = std::move(m).value();
   }
   if (auto spec = j.find("spec"); spec != j.end() && !spec->is_null()) {
     if (!spec->is_object()) return Bad("spec", "expected object");

@@ -1,7 +1,9 @@
 // coordination.k8s.io/v1 Lease: the object leader election (and node heartbeats) write, with its JSON
 // codec in the Kubernetes wire shape (camelCase, omitempty; times as RFC 3339 MicroTime).
 //
-// Only the fields below are kept; unknown fields are ignored on decode, as the API server does.
+// metadata is decoded as engine/codec.h's ObjectMeta (ownerReferences included: a node's Lease is owned
+// by its Node, so the garbage collector deletes it with the Node). Of the rest, only the fields below
+// are kept; unknown fields are ignored on decode, as the API server does.
 #ifndef RCSIM_ENGINE_LEASE_H_
 #define RCSIM_ENGINE_LEASE_H_
 
@@ -28,7 +30,7 @@ struct LeaseSpec {
 };
 
 struct Lease {
-  ObjectMeta metadata;  // name, namespace, uid, resourceVersion, creationTimestamp, labels, annotations
+  ObjectMeta metadata;
   LeaseSpec spec;
   bool operator==(const Lease&) const = default;
 };

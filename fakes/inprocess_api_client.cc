@@ -123,6 +123,11 @@ class InProcessApiClient::Leases final : public LeaseClient {
     Count(Verb::kUpdate);
     Reply(std::move(done), registry_->Update(std::move(lease)));
   }
+  void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
+              Callback<Result<LeasePtr>> done) override {
+    Count(Verb::kDelete);
+    Reply(std::move(done), registry_->Delete(ns, name, opts));
+  }
 
  private:
   void Count(Verb verb) { (*counters_)[static_cast<std::size_t>(verb)].fetch_add(1); }

@@ -9,7 +9,7 @@ SimCluster::SimCluster(SimClusterOptions options, ApiClient* api, ClusterApi* cl
     : clock_(clock), executor_(executor), trace_(trace) {
   index_ = std::make_unique<NodePodIndex>(api, cluster, executor);
   scheduler_ = std::make_unique<Scheduler>(options.scheduler, api, cluster, clock, executor, trace);
-  gc_ = std::make_unique<GarbageCollector>(options.garbage_collector, api, executor, trace);
+  gc_ = std::make_unique<GarbageCollector>(options.garbage_collector, api, cluster, executor, trace);
   node_lifecycle_ =
       std::make_unique<NodeLifecycleController>(options.node_lifecycle, api, cluster, clock, executor, trace);
   pod_gc_ = std::make_unique<PodGc>(options.pod_gc, api, cluster, clock, executor, trace);

@@ -402,8 +402,8 @@ int Main(int argc, char** argv) {
                    "replication manager started (" + std::to_string(flags.workers) + " concurrent syncs)");
       }
       if (on(kGarbageCollectorName)) {
-        garbage_collector =
-            std::make_unique<GarbageCollector>(GarbageCollectorOptions{}, &cluster_api, &executor, &trace);
+        garbage_collector = std::make_unique<GarbageCollector>(GarbageCollectorOptions{}, &cluster_api,
+                                                               &cluster_api, &executor, &trace);
         garbage_collector->Start();
       }
       if (on(kNodeLifecycleName)) {

@@ -650,48 +650,9 @@ class ResourceRoutes {
     opts.propagation_policy = q_.Get("propagationPolicy");
     if (!req_.body.empty()) {
       if (!IsJsonContentType(req_.content_type)) return UnsupportedMediaType();
-      Result<json> j = ParseBody(req_.body);
-      if (!j.ok()) return ErrorResponse(j.status());
-      if (!j->is_object()) return ErrorResponse(Code::kBadRequest, "DeleteOptions must be an object");
-      auto pre = j->find("preconditions");
-      if (pre != j->end() && !pre->is_null()) {
-        if (!pre->is_object()) {
-          return ErrorResponse(Code::kBadRequest, "preconditions must be an object");
-        }
-        auto uid = pre->find("uid");
-        auto rv = pre->find("resourceVersion");
-        if ((uid != pre->end() && !uid->is_string() && !uid->is_null()) ||
-            (rv != pre->end() && !rv->is_string() && !rv->is_null())) {
-          return ErrorResponse(Code::kBadRequest, "preconditions must be strings");
-        }
-        if (uid != pre->end() && uid->is_string()) opts.precondition_uid = *uid;
-        if (rv != pre->end() && rv->is_string()) opts.precondition_resource_version = *rv;
-      }
-      auto grace = j->find("gracePeriodSeconds");
-      if (grace != j->end() && !grace->is_null()) {
-        if (!grace->is_number_integer())
-          return ErrorResponse(Code::kBadRequest, "gracePeriodSeconds must be an integer");
-        opts.grace_period_seconds = grace->get<int64_t>();
-      }
-      auto policy = j->find("propagationPolicy");
-      if (policy != j->end() && !policy->is_null()) {
-        if (!policy->is_string())
-          return ErrorResponse(Code::kBadRequest, "propagationPolicy must be a string");
-        opts.propagation_policy = *policy;
-      }
-      // The deprecated orphanDependents: true is Orphan, false is Background (when no policy is given).
-      auto orphan = j->find("orphanDependents");
-      if (orphan != j->end() && !orphan->is_null()) {
-        if (!orphan->is_boolean())
-          return ErrorResponse(Code::kBadRequest, "orphanDependents must be a boolean");
-        if (!opts.propagation_policy.empty()) {
-          return ErrorResponse(Status(Code::kInvalid,
-                                      "orphanDependents and propagationPolicy cannot both be set",
-                                      {{"propagationPolicy", "FieldValueInvalid",
-                                        "orphanDependents and deletionPropagation cannot be both set"}}));
-        }
-        opts.propagation_policy = orphan->get<bool>() ? kPropagationOrphan : kPropagationBackground;
-      }
+      Result<DeleteOptions> parsed = DeleteOptionsFromBody(req_.body, std::move(opts));
+      if (!parsed.ok()) return ErrorResponse(parsed.status());
+      opts = std::move(parsed).value();
     }
     auto r = reg_->DeleteReporting(ns, name, opts);
     if (!r.ok()) return ErrorResponse(r.status());
@@ -1231,6 +1192,49 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<Watc
   if (*sub == "binding" && pods) return Respond(ServeBinding(registry_, req, *q, ns, name));
   if (*sub == "log" && pods) return ServePodLog(registry_, req, ns, *name, sink);
   return Respond(NotFound(path));
+}
+
+Result<DeleteOptions> DeleteOptionsFromBody(std::string_view body, DeleteOptions opts) {
+  Result<json> j = ParseBody(body);
+  if (!j.ok()) return j.status();
+  if (!j->is_object()) return Status(Code::kBadRequest, "DeleteOptions must be an object");
+  auto pre = j->find("preconditions");
+  if (pre != j->end() && !pre->is_null()) {
+    if (!pre->is_object()) {
+      return Status(Code::kBadRequest, "preconditions must be an object");
+    }
+    auto uid = pre->find("uid");
+    auto rv = pre->find("resourceVersion");
+    if ((uid != pre->end() && !uid->is_string() && !uid->is_null()) ||
+        (rv != pre->end() && !rv->is_string() && !rv->is_null())) {
+      return Status(Code::kBadRequest, "preconditions must be strings");
+    }
+    if (uid != pre->end() && uid->is_string()) opts.precondition_uid = *uid;
+    if (rv != pre->end() && rv->is_string()) opts.precondition_resource_version = *rv;
+  }
+  auto grace = j->find("gracePeriodSeconds");
+  if (grace != j->end() && !grace->is_null()) {
+    if (!grace->is_number_integer())
+      return Status(Code::kBadRequest, "gracePeriodSeconds must be an integer");
+    opts.grace_period_seconds = grace->get<int64_t>();
+  }
+  auto policy = j->find("propagationPolicy");
+  if (policy != j->end() && !policy->is_null()) {
+    if (!policy->is_string()) return Status(Code::kBadRequest, "propagationPolicy must be a string");
+    opts.propagation_policy = *policy;
+  }
+  // The deprecated orphanDependents: true is Orphan, false is Background (when no policy is given).
+  auto orphan = j->find("orphanDependents");
+  if (orphan != j->end() && !orphan->is_null()) {
+    if (!orphan->is_boolean()) return Status(Code::kBadRequest, "orphanDependents must be a boolean");
+    if (!opts.propagation_policy.empty()) {
+      return Status(Code::kInvalid, "orphanDependents and propagationPolicy cannot both be set",
+                    {{"propagationPolicy", "FieldValueInvalid",
+                      "orphanDependents and deletionPropagation cannot be both set"}});
+    }
+    opts.propagation_policy = orphan->get<bool>() ? kPropagationOrphan : kPropagationBackground;
+  }
+  return opts;
 }
 
 }  // namespace rcsim

@@ -48,6 +48,10 @@ struct HttpResponse {
   std::vector<std::string> warnings;  // one "Warning: 299 - ..." header each (WarningHeaderValue)
 };
 
+// The DeleteOptions of a DELETE's JSON body (preconditions, gracePeriodSeconds, propagationPolicy,
+// orphanDependents) over `opts` (from the query); kBadRequest/kInvalid for a malformed one.
+Result<DeleteOptions> DeleteOptionsFromBody(std::string_view body, DeleteOptions opts);
+
 // The value of a Warning header for `message`, as kube-apiserver sends it: `299 - "message"`.
 std::string WarningHeaderValue(std::string_view message);
 

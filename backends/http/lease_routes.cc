@@ -150,7 +150,17 @@ HttpResponse ServeLeases(LeaseRegistry* leases, const HttpRequest& req, const st
     return updated.ok() ? Json(200, LeaseToJson(**updated)) : Error(updated.status());
   }
   if (req.method == "DELETE") {
-    auto deleted = leases->Delete(ns, name, {});
+    DeleteOptions opts;
+    if (!req.body.empty()) {
+      if (!IsJson(req.content_type)) {
+        return Error(Status(Code::kBadRequest, "unsupported Content-Type \"" + req.content_type +
+                                                   "\" for DeleteOptions: send application/json"));
+      }
+      Result<DeleteOptions> parsed = DeleteOptionsFromBody(req.body, opts);
+      if (!parsed.ok()) return Error(parsed.status());
+      opts = std::move(parsed).value();
+    }
+    auto deleted = leases->Delete(ns, name, opts);
     if (!deleted.ok()) return Error(deleted.status());
     return Json(200, {{"kind", "Status"},
                       {"apiVersion", "v1"},

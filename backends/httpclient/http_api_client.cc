@@ -841,7 +841,7 @@ class HttpResourceClient final : public ResourceClient<T> {
   HttpTransport* const t_;
 };
 
-// coordination.k8s.io/v1 Leases: GET/POST/PUT of
+// coordination.k8s.io/v1 Leases: GET/POST/PUT/DELETE of
 // /apis/coordination.k8s.io/v1/namespaces/{ns}/leases[/{name}].
 class HttpLeaseClient final : public LeaseClient {
  public:
@@ -875,6 +875,27 @@ class HttpLeaseClient final : public LeaseClient {
     }
     const std::string path = Path(lease.metadata.namespace_, lease.metadata.name);
     SendForLease("PUT", path, EncodeLease(lease), std::move(done));
+  }
+
+  // The reply is a Status (as kube-apiserver's for leases): the lease given back has only its
+  // namespace, name and uid.
+  void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
+              Callback<Result<LeasePtr>> done) override {
+    if (ns.empty() || name.empty())
+      return Reject(std::move(done), Code::kNotFound, "delete: namespace and name are required");
+    t_->Send("DELETE", Path(ns, name), DeleteOptionsBody(opts),
+             [ns, name, done = std::move(done)](Result<HttpReply> reply) {
+               if (!reply.ok()) return done(reply.status());
+               if (!Is2xx(reply->status)) return done(StatusFromHttp(reply->status, reply->body));
+               Lease gone;
+               gone.metadata.namespace_ = ns;
+               gone.metadata.name = name;
+               nlohmann::json j = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+               if (auto d = j.is_object() ? j.find("details") : j.end(); d != j.end() && d->is_object()) {
+                 if (auto uid = d->find("uid"); uid != d->end() && uid->is_string()) gone.metadata.uid = *uid;
+               }
+               done(std::make_shared<const Lease>(std::move(gone)));
+             });
   }
 
  private:

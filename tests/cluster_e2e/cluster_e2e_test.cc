@@ -630,6 +630,30 @@ TEST_F(ClusterE2eTest, AKilledAgentsPodsAreEvictedAndRunElsewhere) {
     }
     return true;
   })) << "evicted pods were not deleted by their returning agent";
+
+  // Issue 10: the Lease is owned by its Node (as the kubelet sets it), so deleting the Node (its agent
+  // stopped first, or it registers again) has the garbage collector delete the Lease.
+  auto lease = [&] {
+    return Sync<Result<LeasePtr>>([&](Callback<Result<LeasePtr>> done) {
+      client_->leases().Get(kNodeLeaseNamespace, NodeName(node), std::move(done));
+    });
+  };
+  {
+    auto got = lease();
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_EQ((*got)->metadata.owner_references.size(), 1u);
+    const OwnerReference& owner = (*got)->metadata.owner_references[0];
+    EXPECT_EQ(owner.kind, "Node");
+    EXPECT_EQ(owner.api_version, "v1");
+    EXPECT_EQ(owner.name, NodeName(node));
+  }
+  EXPECT_EQ(agents_[node]->Terminate(), 0) << agents_[node]->Log();
+  const auto deleted_at = SteadyClock::now();
+  Kubectl("delete node " + NodeName(node));
+  ASSERT_TRUE(Eventually([&] { return lease().status().code() == Code::kNotFound; }, 30s))
+      << "the deleted Node's Lease is left behind";
+  std::cout << "[timing] kubectl delete node to its Lease deleted: " << SecondsSince(deleted_at) << " s"
+            << std::endl;
 }
 
 TEST_F(ClusterE2eTest, DeletingTheRcCascadesOrOrphans) {

@@ -247,6 +247,52 @@ TYPED_TEST_P(ClusterApiContractTest, NodeLeasesAreCreatedRenewedAndListed) {
       Code::kNotFound);
 }
 
+// A node's Lease is owned by its Node (the kubelet sets the reference, the garbage collector deletes
+// the Lease with the Node): the ownerReference survives a round trip, and Delete honours the uid
+// precondition.
+TYPED_TEST_P(ClusterApiContractTest, NodeLeaseKeepsItsOwnerAndIsDeletedWithPreconditions) {
+  LeaseClient& leases = this->h_.cluster().leases();
+  const std::string ns = kNodeLeaseNamespace;
+  const std::string name = this->ns_ + "-owned";
+  Lease lease;
+  lease.metadata.name = name;
+  OwnerReference owner;
+  owner.api_version = "v1";
+  owner.kind = "Node";
+  owner.name = name;
+  owner.uid = "node-uid-1";
+  owner.controller = false;
+  owner.block_owner_deletion = false;
+  lease.metadata.owner_references.push_back(owner);
+  lease.spec.holder_identity = name;
+  auto created = this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Create(ns, lease, cb); });
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  auto got = this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Get(ns, name, cb); });
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ((*got)->metadata.owner_references.size(), 1u);
+  EXPECT_EQ((*got)->metadata.owner_references[0], owner);
+
+  DeleteOptions stale;
+  stale.precondition_uid = "another-uid";
+  EXPECT_EQ(this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Delete(ns, name, stale, cb); })
+                .status()
+                .code(),
+            Code::kConflict);
+  DeleteOptions same;
+  same.precondition_uid = (*created)->metadata.uid;
+  auto deleted = this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Delete(ns, name, same, cb); });
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_EQ((*deleted)->metadata.uid, (*created)->metadata.uid);
+  EXPECT_EQ(
+      this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Get(ns, name, cb); }).status().code(),
+      Code::kNotFound);
+  EXPECT_EQ(
+      this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Delete(ns, name, DeleteOptions{}, cb); })
+          .status()
+          .code(),
+      Code::kNotFound);
+}
+
 TYPED_TEST_P(ClusterApiContractTest, BindingSetsNodeNameOnceAndPodScheduled) {
   ASSERT_TRUE(this->CreatePod(api_contract::MakePod("web-1")).ok());
   Status bound = this->Bind("web-1", "node-a");
@@ -425,11 +471,13 @@ TYPED_TEST_P(ClusterApiContractTest, WatchByNodeNameSeesThePodOnceBound) {
 }
 
 REGISTER_TYPED_TEST_SUITE_P(ClusterApiContractTest, NodesAreClusterScopedAndKeepTheirStatus,
-                            NodeLeasesAreCreatedRenewedAndListed, BindingSetsNodeNameOnceAndPodScheduled,
-                            UnboundPodIsDeletedAtOnce, BoundPodIsDeletedGracefully,
-                            TerminatedBoundPodIsDeletedAtOnce, FinalizersHoldTheObjectUntilRemoved,
-                            ControllerDeletionDefaultsToOrphan, PropagationPolicySetsTheFinalizers,
-                            FieldSelectorsOnNodeNamePhaseAndNamespace, WatchByNodeNameSeesThePodOnceBound);
+                            NodeLeasesAreCreatedRenewedAndListed,
+                            NodeLeaseKeepsItsOwnerAndIsDeletedWithPreconditions,
+                            BindingSetsNodeNameOnceAndPodScheduled, UnboundPodIsDeletedAtOnce,
+                            BoundPodIsDeletedGracefully, TerminatedBoundPodIsDeletedAtOnce,
+                            FinalizersHoldTheObjectUntilRemoved, ControllerDeletionDefaultsToOrphan,
+                            PropagationPolicySetsTheFinalizers, FieldSelectorsOnNodeNamePhaseAndNamespace,
+                            WatchByNodeNameSeesThePodOnceBound);
 
 }  // namespace rcsim
 
