@@ -27,7 +27,7 @@ double RoundedSeconds(Duration d) {
 ExpectationOutcome CheckConverged(const ConvergedExpect& c, const WorldMonitor& monitor) {
   ExpectationOutcome o;
   const WorldMonitor::Tracked* t = monitor.Find(c.namespace_, c.controller);
-  std::optional<Duration> at = t ? FirstConvergedAt(t->series, c.after) : std::nullopt;
+  std::optional<Duration> at = t ? FirstConvergedAt(t->series, c.after, c.count) : std::nullopt;
   if (!at) {
     o.passed = false;
     o.measured = nullptr;
@@ -218,15 +218,16 @@ ExpectationOutcome CheckStatusMatches(const StatusMatchesExpect& c, SimWorld& wo
 
 }  // namespace
 
-std::optional<Duration> FirstConvergedAt(const std::vector<SeriesPoint>& series, Duration after) {
+std::optional<Duration> FirstConvergedAt(const std::vector<SeriesPoint>& series, Duration after,
+                                         ConvergedCount count) {
+  auto converged = [count](const SeriesPoint& p) {
+    return (count == ConvergedCount::kActive ? p.active : p.running) == p.desired;
+  };
   auto it = std::upper_bound(series.begin(), series.end(), after,
                              [](Duration t, const SeriesPoint& p) { return t < p.t; });
-  if (it != series.begin()) {
-    const SeriesPoint& at = *(it - 1);
-    if (at.running == at.desired) return after;
-  }
+  if (it != series.begin() && converged(*(it - 1))) return after;
   for (; it != series.end(); ++it) {
-    if (it->running == it->desired) return it->t;
+    if (converged(*it)) return it->t;
   }
   return std::nullopt;
 }

@@ -32,7 +32,8 @@
 namespace rcsim {
 
 // The first time T >= after at which a change-only series has running == desired, if any.
-std::optional<Duration> FirstConvergedAt(const std::vector<SeriesPoint>& series, Duration after);
+std::optional<Duration> FirstConvergedAt(const std::vector<SeriesPoint>& series, Duration after,
+                                         ConvergedCount count = ConvergedCount::kRunning);
 
 inline constexpr std::size_t kNoProbe = static_cast<std::size_t>(-1);
 // Registers with the monitor what the expectations must observe during the run (windows, selectors);

@@ -428,6 +428,14 @@ TEST(FirstConvergedAtTest, UsesTheStateAtAfterThenLaterPoints) {
   EXPECT_EQ(FirstConvergedAt({{seconds(0), 3, 1, 1}}, seconds(0)), std::nullopt);
 }
 
+// count: active — the manager's part: its pods exist, whether or not the cluster runs them.
+TEST(FirstConvergedAtTest, ActiveCountsPodsTheClusterDoesNotRun) {
+  std::vector<SeriesPoint> series = {{seconds(0), 10, 0, 0}, {seconds(2), 10, 10, 6}, {seconds(9), 10, 10, 10}};
+  EXPECT_EQ(FirstConvergedAt(series, seconds(0)), seconds(9));
+  EXPECT_EQ(FirstConvergedAt(series, seconds(0), ConvergedCount::kActive), seconds(2));
+  EXPECT_EQ(FirstConvergedAt({{seconds(0), 3, 1, 3}}, seconds(0), ConvergedCount::kActive), std::nullopt);
+}
+
 TEST(ReplayCommandTest, QuotesOddPaths) {
   EXPECT_EQ(ReplayCommand("scenarios/basic/a.json", 7), "rcsim replay scenarios/basic/a.json --seed 7");
   EXPECT_EQ(ReplayCommand("my dir/it's.json", 1), "rcsim replay 'my dir/it'\\''s.json' --seed 1");

@@ -208,11 +208,17 @@ struct ScenarioEvent {
   std::string text;  // the event's JSON, compact, for traces and reports
 };
 
+// What `converged` counts against the desired count.
+enum class ConvergedCount {
+  kRunning,  // pods running (the default): the manager's pods and the cluster that runs them
+  kActive,   // active pods (not terminated, not being deleted): the manager's own part alone
+};
 struct ConvergedExpect {
   std::string controller;              // the controller referred to: its name
   std::string namespace_ = "default";  // and its namespace (resolved by the parser)
   Duration after{0};
   Duration within{std::chrono::minutes(1)};
+  ConvergedCount count = ConvergedCount::kRunning;
 };
 struct NeverAboveExpect {
   std::string controller;              // the controller referred to: its name

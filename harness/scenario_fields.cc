@@ -330,7 +330,10 @@ std::vector<ObjectSpec> BuildSpecs() {
                "The controller converges (running == desired) within `within` after `after`.",
                {Req(F("controller", T::kControllerRef, kControllerRefText)),
                 F("after", T::kDuration, "from when (default 0s)"),
-                F("within", T::kPositiveDuration, "the bound (default 1m)")}});
+                F("within", T::kPositiveDuration, "the bound (default 1m)"),
+                Enum("count", {"running", "active"},
+                     "what must equal desired: running pods (default) or active ones (the manager's part "
+                     "alone, when the cluster cannot run them all)")}});
   s.push_back(
       {"never_above",
        "Active pods never exceed `active`.",

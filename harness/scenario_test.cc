@@ -530,6 +530,8 @@ INSTANTIATE_TEST_SUITE_P(
                   d["expect"] = Ev(R"([{"final": {"controller": "prod/web"}}])");
                   d["events"].push_back(Ev(R"({"scale": {"controller": "web", "replicas": 1}})"));
                 }},
+        BadCase{"converged count neither running nor active", "/expect/0/converged/count",
+                [](json& d) { d["expect"] = Ev(R"([{"converged": {"controller": "web", "count": "ready"}}])"); }},
         BadCase{"ambiguous with a controller created later", "/expect/0/converged/controller",
                 [](json& d) {
                   d["events"].push_back(

@@ -643,7 +643,7 @@ ExpectationOutcome RealRun::Check(const Expectation& e, std::size_t probe, Durat
     // of a scale, its deletes one by one, took 6-220 ms on a loaded machine).
     Duration from = c->after;
     if (auto it = done_at_.find(c->after); it != done_at_.end()) from = std::max(from, it->second);
-    std::optional<Duration> at = t ? FirstConvergedAt(t->series, from) : std::nullopt;
+    std::optional<Duration> at = t ? FirstConvergedAt(t->series, from, c->count) : std::nullopt;
     if (!at) {
       o.passed = false;
       o.measured = nullptr;
