@@ -141,6 +141,10 @@ ReplicationManager::ReplicationManager(ManagerOptions options, Store* store, Api
               [this](const ControllerPtr& rc) { Enqueue(KeyOf(rc->metadata)); },
               [this](const ControllerPtr&, const ControllerPtr& rc) { Enqueue(KeyOf(rc->metadata)); },
               [this](const ControllerPtr& rc) {
+                if (expectations_.PendingAdds(ExpectationsKey(*rc)) > 0 && rc->spec.template_) {
+                  unseen_creates_of_dead_[rc->metadata.namespace_][rc->metadata.uid] = {
+                      rc->spec.template_->metadata.labels, clock_->Now() + options_.expectations_timeout};
+                }
                 expectations_.Delete(ExpectationsKey(*rc));
                 unverified_creates_.erase(ExpectationsKey(*rc));
                 if (pods_.OwnedBy(rc->metadata.uid) != nullptr) {
@@ -607,7 +611,7 @@ void ReplicationManager::ManageReplicas(const SyncPtr& s) {
       UpdateStatus(s);
       return;
     }
-    if (unverified_creates_.contains(s->exp_key) || DeadOwnersPodsMatch(rc) ||
+    if (unverified_creates_.contains(s->exp_key) || DeadOwnersPodsMatch(rc) || DeadOwnersCreatedUnseen(rc) ||
         OrphansCameDuringClaim(pods_, rc, s->orphans_considered)) {
       VerifyThenCreate(s);
       return;
@@ -704,6 +708,24 @@ bool ReplicationManager::DeadOwnersPodsMatch(const ReplicationController& rc) {
   return found;
 }
 
+bool ReplicationManager::DeadOwnersCreatedUnseen(const ReplicationController& rc) {
+  auto ns = unseen_creates_of_dead_.find(rc.metadata.namespace_);
+  const Labels& selector = EffectiveSelector(rc);
+  if (ns == unseen_creates_of_dead_.end() || selector.empty()) return false;
+  const TimePoint now = clock_->Now();
+  bool found = false;
+  for (auto it = ns->second.begin(); it != ns->second.end();) {
+    if (it->second.until <= now) {
+      it = ns->second.erase(it);
+      continue;
+    }
+    found = found || SelectorMapMatches(selector, it->second.labels);
+    ++it;
+  }
+  if (ns->second.empty()) unseen_creates_of_dead_.erase(ns);
+  return found;
+}
+
 int64_t ReplicationManager::InformerActive(const Sync& s) {
   const ReplicationController& rc = *s.rc;
   int64_t n = pods_.TallyOf(rc.metadata.uid, ClaimSpecOf(rc)).active;
@@ -735,6 +757,14 @@ void ReplicationManager::VerifyThenCreate(const SyncPtr& s) {
         }
         const ReplicationController& rc = *s->rc;
         const Labels& selector = EffectiveSelector(rc);
+        // The live list shows what deleted controllers created unseen: orphans among them are counted
+        // below (and the informer's showing them awaited), the others are their owners' to collect.
+        if (auto dead = unseen_creates_of_dead_.find(rc.metadata.namespace_);
+            dead != unseen_creates_of_dead_.end()) {
+          std::erase_if(dead->second,
+                        [&](const auto& e) { return SelectorMapMatches(selector, e.second.labels); });
+          if (dead->second.empty()) unseen_creates_of_dead_.erase(dead);
+        }
         int64_t live = 0;          // the controller's own
         int64_t live_orphans = 0;  // to adopt once the informer shows them
         for (const PodPtr& pod : r->items) {

@@ -145,6 +145,9 @@ class ReplicationManager {
   // The informer shows active pods matching rc's selector whose controller is gone (dead_owners_);
   // prunes the owners whose pods it no longer shows.
   bool DeadOwnersPodsMatch(const ReplicationController& rc);
+  // A controller deleted while pods it created were not yet seen by the pod informer
+  // (unseen_creates_of_dead_) made pods rc's selector matches; prunes expired entries.
+  bool DeadOwnersCreatedUnseen(const ReplicationController& rc);
   void IssueCreateBatch(const SyncPtr& s);
   void OnCreateDone(const SyncPtr& s, const Result<PodPtr>& r);
   // Deletes `pod` (its uid the precondition) for the sync. A delete that times out (outcome unknown)
@@ -179,6 +182,15 @@ class ReplicationManager {
   // Controllers that the pod informer still names as the owner of pods although they are not cached
   // (deleted; or not yet seen): namespace -> uid -> name. Their pods may have been orphaned since.
   std::unordered_map<std::string, std::map<std::string, std::string>> dead_owners_;
+  // Controllers deleted while creations of theirs were still expected, namespace -> uid -> the labels
+  // of the pods they created and until when (the expectations timeout). Those pods exist (orphaned,
+  // or to be collected) although the informer may never have shown them, so no dead_owners_ entry
+  // names them: a successor whose selector matches counts live before it creates.
+  struct UnseenCreates {
+    Labels labels;
+    TimePoint until;
+  };
+  std::unordered_map<std::string, std::map<std::string, UnseenCreates>> unseen_creates_of_dead_;
   bool started_ = false;
   bool stopped_ = false;
   bool pump_posted_ = false;

@@ -885,6 +885,34 @@ TEST_F(ReplicationManagerTest, AvailabilityRecheckLateBehindAnEarlierOne) {
       << "p1 has been available since 30s";
 }
 
+// Found by the explore sweep on the cluster world (regressions/successor-duplicates-orphans-created-unseen):
+// a controller's creates succeed but its pod informer never shows the pods (a stale re-list across
+// them); the controller is deleted with its pods orphaned and a successor comes. The informer shows no
+// pod and so no dead owner: the successor created 3 beside the 3 orphans (6 active, bound 3). The
+// manager knew those pods existed (their creations were still expected at the delete).
+TEST_F(ReplicationManagerTest, SuccessorDuplicatesOrphansItsPredecessorCreatedUnseen) {
+  world_.PutController(MakeRc("web", 3));
+  world_.deliver_events_ = false;  // the informer never sees the creates
+  StartManager();
+  Settle();
+  ASSERT_EQ(world_.create_calls_, 3);
+  std::vector<std::string> keys;
+  for (const auto& [key, pod] : world_.pods_) keys.push_back(key);
+  for (const std::string& key : keys) {
+    world_.ModifyPod(key, [](Pod& p) { p.metadata.owner_references.clear(); });
+  }
+  world_.DeleteController("web", /*notify=*/true);
+  world_.PutController(Successor("web", 3));
+  loop_.RunFor(std::chrono::seconds(2));
+  EXPECT_EQ(world_.create_calls_, 3) << "the successor counts live before it creates";
+  world_.FlushLaggingEvents();
+  loop_.RunFor(std::chrono::seconds(5));
+  EXPECT_EQ(world_.create_calls_, 3);
+  EXPECT_EQ(world_.ActivePodsOwnedBy("uid-web-successor"), 3)
+      << "it adopts them once the informer shows them";
+  EXPECT_TRUE(world_.deleted_names_.empty());
+}
+
 // The live count behind that fix does not hold the successor back when the predecessor's pods are
 // still its own (a background cascading delete whose garbage collection is pending): they are not
 // the successor's, so it creates its replicas at once.
