@@ -167,8 +167,8 @@ class NodeAgent {
   Executor* const executor_;
   TraceSink* const trace_;
 
-  int64_t max_pods_;  // options_.max_pods until SetMaxPods
-  LeasePtr lease_;    // as last written; null: read it before renewing
+  int64_t max_pods_;      // options_.max_pods until SetMaxPods
+  LeasePtr lease_;        // as last written; null: read it before renewing
   std::string node_uid_;  // of the Node as last registered or read; the Lease's owner
   TimePoint last_status_post_{};
   bool running_ = false;

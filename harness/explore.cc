@@ -119,9 +119,10 @@ json Build(const json& base, int64_t own_end_ms, const std::vector<Fault>& fault
   // event), acts again at its next resync at the latest: convergence is owed within that resync plus
   // 10 s for the pods to start, where that is longer than `converge_within`.
   const json& manager_doc = doc.contains("manager") ? doc["manager"] : json::object();
-  const int64_t resync = manager_doc.value("kind", "modern") == "2014" ? 10000 : DurationMs(manager_doc, "resync", 30000);
-  const int64_t within =
-      std::max(std::chrono::duration_cast<std::chrono::milliseconds>(converge_within).count(), resync + 10000);
+  const int64_t resync =
+      manager_doc.value("kind", "modern") == "2014" ? 10000 : DurationMs(manager_doc, "resync", 30000);
+  const int64_t within = std::max(
+      std::chrono::duration_cast<std::chrono::milliseconds>(converge_within).count(), resync + 10000);
   std::map<std::string, std::set<std::string>> same_name;  // name -> the namespaces defining it
   auto define = [&](const json& c) {
     same_name[c.value("name", "")].insert(c.value("namespace", "default"));

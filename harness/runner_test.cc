@@ -430,7 +430,8 @@ TEST(FirstConvergedAtTest, UsesTheStateAtAfterThenLaterPoints) {
 
 // count: active — the manager's part: its pods exist, whether or not the cluster runs them.
 TEST(FirstConvergedAtTest, ActiveCountsPodsTheClusterDoesNotRun) {
-  std::vector<SeriesPoint> series = {{seconds(0), 10, 0, 0}, {seconds(2), 10, 10, 6}, {seconds(9), 10, 10, 10}};
+  std::vector<SeriesPoint> series = {
+      {seconds(0), 10, 0, 0}, {seconds(2), 10, 10, 6}, {seconds(9), 10, 10, 10}};
   EXPECT_EQ(FirstConvergedAt(series, seconds(0)), seconds(9));
   EXPECT_EQ(FirstConvergedAt(series, seconds(0), ConvergedCount::kActive), seconds(2));
   EXPECT_EQ(FirstConvergedAt({{seconds(0), 3, 1, 3}}, seconds(0), ConvergedCount::kActive), std::nullopt);

@@ -770,7 +770,8 @@ Expectation ReadExpectation(const json& j, const std::string& ptr, const Scenari
     if (auto v = r.Dur("after")) c.after = *v;
     if (c.after > s.duration) Fail(r.Ptr("after"), "after the scenario's duration");
     if (auto v = r.Dur("within")) c.within = *v;
-    if (auto v = r.Str("count")) c.count = *v == "active" ? ConvergedCount::kActive : ConvergedCount::kRunning;
+    if (auto v = r.Str("count"))
+      c.count = *v == "active" ? ConvergedCount::kActive : ConvergedCount::kRunning;
     e.spec = c;
   } else if (e.kind == "never_above") {
     ObjectReader r(body, p, "never_above");
