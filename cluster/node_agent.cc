@@ -344,7 +344,15 @@ void NodeAgent::Admit(const PodPtr& pod) {
   const std::string uid = pod->metadata.uid;
   pods_.emplace(uid, std::move(st));
   Trace("admit " + ObjectCache<Pod>::KeyOf(*pod));
-  WriteStatus(uid);
+  // Containers an earlier run of this agent left running (a kubelet restart) are claimed, not
+  // created: the pod's status already says what the claims will report, so nothing is written
+  // before them (a ContainerCreating, not Ready status would flap Ready of a pod that never stopped).
+  const auto& records = pods_[uid].containers;
+  const bool adopting =
+      !records.empty() && std::all_of(records.begin(), records.end(), [&](const ContainerRecord& c) {
+        return runtime_->Adoptable(uid, c.name);
+      });
+  if (!adopting) WriteStatus(uid);
   for (std::size_t i = 0; i < pods_[uid].containers.size(); ++i) StartContainer(uid, i);
 }
 

@@ -135,6 +135,54 @@ TEST_F(NodeAgentTest, LeaseIsOwnedByItsNode) {
       std::chrono::seconds(30)));
 }
 
+// Regression (found by real mode's node_capacity, a restart of the agent with a new --max-pods): a
+// restarted agent re-admitting a pod whose container it left running wrote a ContainerCreating, not
+// Ready status before the claim came back, so Ready dropped for a pod that never stopped. The
+// runtime here says the containers are adoptable, as the process runtime does after an agent restart.
+TEST_F(NodeAgentTest, ARestartedAgentDoesNotReportItsAdoptedPodsNotReady) {
+  class AdoptingRuntime final : public Runtime {
+   public:
+    explicit AdoptingRuntime(Runtime* inner) : inner_(inner) {}
+    void SetExitListener(ExitListener l) override { inner_->SetExitListener(std::move(l)); }
+    void Start(const ContainerConfig& c, Callback<Result<std::string>> done) override {
+      inner_->Start(c, std::move(done));
+    }
+    void Stop(const std::string& id, Duration grace, Callback<Status> done) override {
+      inner_->Stop(id, grace, std::move(done));
+    }
+    bool Adoptable(const std::string&, const std::string&) const override { return adoptable; }
+    bool adoptable = false;
+
+   private:
+    Runtime* const inner_;
+  };
+  AdoptingRuntime runtime(&runtime_);
+  ASSERT_TRUE(CreateBound("web"));
+  NodeAgentOptions o;
+  o.node_name = "n1";
+  auto first =
+      std::make_unique<NodeAgent>(o, &w_.api(), &w_.api(), &runtime, &w_.loop(), &w_.loop(), &trace_);
+  first->Start();
+  ASSERT_TRUE(w_.RunUntil([&] { return PodIs("web", phase::kRunning, true); }, std::chrono::seconds(5)));
+  first->Stop();
+  first.reset();  // a new agent process: nothing of the old one's state is left
+
+  runtime.adoptable = true;
+  auto second =
+      std::make_unique<NodeAgent>(o, &w_.api(), &w_.api(), &runtime, &w_.loop(), &w_.loop(), &trace_);
+  second->Start();
+  bool dropped = false;
+  w_.RunUntil(
+      [&] {
+        dropped = dropped || !PodIs("web", phase::kRunning, true);
+        return second->counters().starts >= 1 && second->counters().status_writes >= 1;
+      },
+      std::chrono::seconds(5));
+  w_.loop().RunFor(std::chrono::seconds(1));
+  EXPECT_FALSE(dropped) << "the re-admitted pod was reported not Ready";
+  EXPECT_TRUE(PodIs("web", phase::kRunning, true));
+}
+
 TEST_F(NodeAgentTest, RunsBoundPodsAndReportsStatus) {
   ASSERT_TRUE(CreateBound("web"));
   Pod elsewhere = ClusterTestWorld::MakePod("other");

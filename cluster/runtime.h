@@ -68,6 +68,12 @@ class Runtime {
   virtual void Stop(const std::string& id, Duration grace, Callback<Status> done) = 0;
   virtual void SetReadinessListener(ReadinessListener /*listener*/) {}
   virtual bool Ready(const std::string& /*id*/) const { return true; }
+  // True if a Start for this pod uid and container name would claim a container already running (one
+  // an earlier agent started on this node, still alive: a kubelet restart). A runtime that cannot
+  // outlive its agent never has one.
+  virtual bool Adoptable(const std::string& /*pod_uid*/, const std::string& /*container_name*/) const {
+    return false;
+  }
 };
 
 }  // namespace rcsim

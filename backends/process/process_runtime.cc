@@ -497,6 +497,16 @@ Status ProcessRuntime::Spawn(const ContainerConfig& config, Container* c, std::s
   return Status::Ok();
 }
 
+bool ProcessRuntime::Adoptable(const std::string& pod_uid, const std::string& container_name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, c] : running_) {
+    if (c.info.adopted && !c.info.claimed && c.info.pod_uid == pod_uid &&
+        c.info.container_name == container_name)
+      return true;
+  }
+  return false;
+}
+
 void ProcessRuntime::Start(const ContainerConfig& config, Callback<Result<std::string>> done) {
   {
     std::lock_guard<std::mutex> lock(mu_);

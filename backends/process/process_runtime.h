@@ -98,6 +98,7 @@ class ProcessRuntime final : public Runtime {
   void SetReadinessListener(ReadinessListener listener) override;
   // A running container passes its readiness probe (or has none); false for an id not running.
   bool Ready(const std::string& id) const override;
+  bool Adoptable(const std::string& pod_uid, const std::string& container_name) const override;
 
   // Stops (with `grace`) every adopted container that no Start claimed and whose pod uid is not in
   // `keep_pod_uids`; returns how many it stopped.

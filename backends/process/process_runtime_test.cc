@@ -236,10 +236,13 @@ TEST_F(ProcessRuntimeTest, ARestartedRuntimeReadoptsKeepsClaimedAndStopsTheRest)
   ASSERT_EQ(runtime_->Running().size(), 2u);
   EXPECT_EQ(runtime_->unclaimed_count(), 2u);
   EXPECT_TRUE(Info(*kept)->adopted);
+  EXPECT_TRUE(runtime_->Adoptable("uid-kept", Info(*kept)->container_name));
+  EXPECT_FALSE(runtime_->Adoptable("uid-other", Info(*kept)->container_name));
 
   // Starting the same pod's container claims the running process: nothing new runs.
   Result<std::string> again = StartSync(Config("kept", {"sleep", "30"}));
   ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(runtime_->Adoptable("uid-kept", Info(*kept)->container_name)) << "claimed already";
   EXPECT_EQ(*again, *kept);
   EXPECT_EQ(Info(*kept)->pid, kept_pid);
   EXPECT_EQ(runtime_->unclaimed_count(), 1u);

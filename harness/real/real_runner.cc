@@ -197,6 +197,7 @@ class RealRun {
   Status KillPods(const PodTarget& target);
   Status FailNode(const FailNodeAction& a, Duration at);
   Status StopNodeAgents(const StopNodeAgentAction& a, Duration at);
+  Status SetNodeCapacity(const NodeCapacityAction& a);
   // The agents a node event acts on: `node` ("node-<i>"), or `count` drawn among the agents up.
   std::vector<int> ChooseNodes(const std::optional<std::string>& node, int32_t count);
   Status RestartEtcd(int member, Duration down, Duration at, const std::string& what);
@@ -445,7 +446,10 @@ Status RealRun::FailNode(const FailNodeAction& a, Duration at) {
       stack_->PauseNodeAgent(node);
       Log("fail_node: " + RealStack::NodeName(node) + " stopped (SIGSTOP) for " + Seconds(*a.for_));
       Schedule(at + *a.for_, [this, node] {
-        stack_->ResumeNodeAgent(node);
+        if (Status st = stack_->ResumeNodeAgent(node); !st.ok()) {
+          Fail("fail_node: resuming " + RealStack::NodeName(node) + ": " + st.ToString());
+          return;
+        }
         Log("fail_node: " + RealStack::NodeName(node) + " continued (SIGCONT)");
       });
     } else {
@@ -472,6 +476,33 @@ Status RealRun::StopNodeAgents(const StopNodeAgentAction& a, Duration at) {
         Log("stop_node_agent: " + RealStack::NodeName(node) + " started again");
       });
     }
+  }
+  return Status::Ok();
+}
+
+Status RealRun::SetNodeCapacity(const NodeCapacityAction& a) {
+  if (!agents()) return Status(Code::kInvalid, "node_capacity needs node agents");
+  // As the simulation: one node, `count` of all the nodes (up or not), or every node.
+  std::vector<int> targets;
+  if (a.node) {
+    targets = ChooseNodes(a.node, 0);
+  } else {
+    for (int i = 0; i < stack_->node_agents(); ++i) targets.push_back(i);
+    if (a.count) {
+      const std::size_t k = std::min(targets.size(), static_cast<std::size_t>(*a.count));
+      for (std::size_t i = 0; i < k; ++i) {
+        std::size_t j = i + static_cast<std::size_t>(rng_() % (targets.size() - i));
+        std::swap(targets[i], targets[j]);
+      }
+      targets.resize(k);
+      std::sort(targets.begin(), targets.end());
+    }
+  }
+  for (int node : targets) {
+    const bool up = stack_->NodeAgentUp(node);
+    if (Status st = stack_->SetNodeAgentMaxPods(node, a.pods); !st.ok()) return st;
+    Log("node_capacity: " + RealStack::NodeName(node) + " --max-pods=" + std::to_string(a.pods) +
+        (up ? " (agent restarted)" : " (from its next start)"));
   }
   return Status::Ok();
 }
@@ -509,6 +540,7 @@ Status RealRun::Fire(const ScenarioEvent& e, Duration at) {
   if (const auto* k = std::get_if<KillPodsAction>(&a)) return KillPods(k->target);
   if (const auto* f = std::get_if<FailNodeAction>(&a)) return FailNode(*f, at);
   if (const auto* n = std::get_if<StopNodeAgentAction>(&a)) return StopNodeAgents(*n, at);
+  if (const auto* n = std::get_if<NodeCapacityAction>(&a)) return SetNodeCapacity(*n);
   if (const auto* n = std::get_if<StartNodeAgentAction>(&a)) {
     if (!agents()) return Status(Code::kInvalid, "start_node_agent needs node agents");
     const int node = ChooseNodes(n->node, 0).front();
@@ -826,6 +858,7 @@ RunResult RealRun::Run() {
     so.controller_manager_binary = o_.controller_manager_binary;
     so.node_agent_binary = o_.node_agent_binary;
     so.node_agents = o_.hollow_nodes ? 0 : s_.cluster.nodes;
+    so.max_pods = s_.cluster.max_pods;
     so.etcd_members = o_.etcd_members;
     so.manager_flags = ManagerFlags(s_.manager);
     so.seed = seed_;
@@ -1022,7 +1055,8 @@ std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_clust
     if (std::holds_alternative<KillPodsAction>(e.action) ||
         std::holds_alternative<FailNodeAction>(e.action) ||
         std::holds_alternative<StopNodeAgentAction>(e.action) ||
-        std::holds_alternative<StartNodeAgentAction>(e.action)) {
+        std::holds_alternative<StartNodeAgentAction>(e.action) ||
+        std::holds_alternative<NodeCapacityAction>(e.action)) {
       if (existing_cluster) {
         add(pointer,
             "needs the node agents rcsim starts itself (it signals their processes); not with "
@@ -1043,13 +1077,6 @@ std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_clust
       add(pointer,
           "real mode cannot fail a container's readiness check: the node agents run no readiness probes "
           "(a running container is ready) and hollow nodes run nothing; the simulation only");
-      continue;
-    }
-    if (std::holds_alternative<NodeCapacityAction>(e.action)) {
-      add(pointer,
-          "runs only in the simulation: a node agent reports status.capacity.pods from its --max-pods with "
-          "every node status it posts (as the kubelet does), so a status update through the API would be "
-          "overwritten");
       continue;
     }
     if (const auto* r = std::get_if<RestartEtcdAction>(&e.action);

@@ -153,16 +153,9 @@ Result<std::unique_ptr<RealStack>> RealStack::Start(RealStackOptions options) {
       s->agents_.push_back(std::make_unique<ChildProcess>());
       s->paused_.push_back(false);
       s->failed_.push_back(false);
-      const std::vector<std::string> args = {
-          s->options_.node_agent_binary, "--apiserver=" + s->api_url(), "--node-name=" + NodeName(i),
-          "--root-dir=" + s->NodeRoot(i), std::string("--node-status-update-frequency=") + kNodeHeartbeat,
-          "--orphan-grace=1s",
-          // Side by side on one host: any free kubelet port each,
-          // and pod IPs of a /24 of each node's own.
-          "--port=0", "--pod-cidr=10.244." + std::to_string(i + 1) + ".0/24"};
-      if (Status st = s->agents_.back()->Spawn(args, s->temp_dir_ + "/" + NodeName(i) + ".log"); !st.ok()) {
-        return st;
-      }
+      s->max_pods_.push_back(s->options_.max_pods);
+      s->running_max_pods_.push_back(s->options_.max_pods);
+      if (Status st = s->SpawnNodeAgent(i); !st.ok()) return st;
     }
     for (int i = 0; i < s->options_.node_agents; ++i) {
       if (Status st = s->WaitLog(*s->agents_[i], NodeName(i) + " agent", "node-agent running", 0); !st.ok()) {
@@ -176,6 +169,20 @@ Result<std::unique_ptr<RealStack>> RealStack::Start(RealStackOptions options) {
 }
 
 std::string RealStack::NodeRoot(int i) const { return temp_dir_ + "/nodes/" + NodeName(i); }
+
+std::vector<std::string> RealStack::NodeAgentArgs(int i) const {
+  return {options_.node_agent_binary, "--apiserver=" + api_url(), "--node-name=" + NodeName(i),
+          "--root-dir=" + NodeRoot(i), std::string("--node-status-update-frequency=") + kNodeHeartbeat,
+          "--orphan-grace=1s", "--max-pods=" + std::to_string(max_pods_.at(i)),
+          // Side by side on one host: any free kubelet port each,
+          // and pod IPs of a /24 of each node's own.
+          "--port=0", "--pod-cidr=10.244." + std::to_string(i + 1) + ".0/24"};
+}
+
+Status RealStack::SpawnNodeAgent(int i) {
+  running_max_pods_.at(i) = max_pods_.at(i);
+  return agents_.at(i)->Spawn(NodeAgentArgs(i), temp_dir_ + "/" + NodeName(i) + ".log");
+}
 
 Status RealStack::WaitNodesReady() {
   const auto deadline = SteadyClock::now() + options_.start_timeout;
@@ -238,11 +245,14 @@ void RealStack::PauseNodeAgent(int i) {
   paused_[i] = true;
 }
 
-void RealStack::ResumeNodeAgent(int i) {
-  if (!paused_.at(i)) return;
+Status RealStack::ResumeNodeAgent(int i) {
+  if (!paused_.at(i)) return Status::Ok();
   SignalContainers(Containers(i), SIGCONT);
   if (agents_[i]->Running()) kill(agents_[i]->pid(), SIGCONT);
   paused_[i] = false;
+  if (running_max_pods_.at(i) == max_pods_.at(i) || !agents_[i]->Running()) return Status::Ok();
+  StopNodeAgent(i);
+  return StartNodeAgent(i);
 }
 
 void RealStack::StopNodeAgent(int i) {
@@ -255,11 +265,18 @@ Status RealStack::StartNodeAgent(int i) {
   std::error_code ec;
   const std::string& log = agents_[i]->log_path();
   const std::size_t offset = std::filesystem::exists(log, ec) ? std::filesystem::file_size(log, ec) : 0;
-  if (Status st = agents_[i]->Respawn(); !st.ok()) return st;
+  if (Status st = SpawnNodeAgent(i); !st.ok()) return st;
   return WaitLog(*agents_[i], NodeName(i) + " agent", "node-agent running", offset);
 }
 
 bool RealStack::NodeAgentUp(int i) { return agents_.at(i)->Running() && !paused_.at(i); }
+
+Status RealStack::SetNodeAgentMaxPods(int i, int64_t pods) {
+  max_pods_.at(i) = pods;
+  if (!NodeAgentUp(i) || running_max_pods_[i] == pods) return Status::Ok();
+  StopNodeAgent(i);
+  return StartNodeAgent(i);
+}
 
 void RealStack::StopContainers() {
   // The agents first (SIGKILL: on SIGTERM an agent leaves its containers running, as a kubelet

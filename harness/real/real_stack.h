@@ -31,6 +31,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,7 @@ struct RealStackOptions {
   std::string node_agent_binary;
   std::vector<std::string> manager_flags;  // appended to the manager's command line
   int node_agents = 0;                     // > 0: that many node agents, the scheduler on
+  int64_t max_pods = 110;                  // every agent's --max-pods (status.capacity.pods)
   int etcd_members = 1;                    // etcd cluster size (1, 3 or 5); the apiserver gets every member
   uint64_t seed = 1;                       // the proxy's fault draws
   Duration start_timeout = std::chrono::seconds(30);
@@ -106,7 +108,8 @@ class RealStack {
   void KillNodeAgent(int i);
   // A node freezes: SIGSTOP of its agent and its containers; ResumeNodeAgent sends SIGCONT.
   void PauseNodeAgent(int i);
-  void ResumeNodeAgent(int i);
+  // A resumed agent whose --max-pods changed while it was frozen is restarted with the new one.
+  Status ResumeNodeAgent(int i);
   // A kubelet restart: SIGTERM of the agent (SIGKILL after 5 s), which leaves its containers running;
   // StartNodeAgent starts it again on the same root dir (it re-adopts them), waited for as in Start.
   // Neither acts on a failed (killed) or frozen node: it stays as it is. Starting a running agent is
@@ -115,6 +118,13 @@ class RealStack {
   Status StartNodeAgent(int i);
   // Running and not paused.
   bool NodeAgentUp(int i);
+  // A kubelet reconfigured with --max-pods=pods (the node_capacity event): a running agent is
+  // restarted with it at once (as StopNodeAgent + StartNodeAgent: its containers keep running and
+  // are re-adopted); a stopped one gets it when started again, a frozen one when it is resumed (then
+  // restarted), a failed one never runs again. The agent re-registers its Node with the new
+  // status.capacity.pods.
+  Status SetNodeAgentMaxPods(int i, int64_t pods);
+  int64_t NodeAgentMaxPods(int i) const { return max_pods_.at(i); }
 
   // Every process's pid (running ones: etcd, apiserver, manager, cluster controllers, node agents;
   // not the containers, see Containers()), every port, the temporary directory: for logs and for the
@@ -135,6 +145,8 @@ class RealStack {
   Status WaitLog(ChildProcess& p, const std::string& what, const std::string& needle, std::size_t log_offset);
   Status WaitNodesReady();
   std::string NodeRoot(int i) const;
+  std::vector<std::string> NodeAgentArgs(int i) const;
+  Status SpawnNodeAgent(int i);
   void StopContainers();
 
   RealStackOptions options_;
@@ -146,6 +158,8 @@ class RealStack {
   std::vector<std::unique_ptr<ChildProcess>> agents_;
   std::vector<bool> paused_;  // by agent index
   std::vector<bool> failed_;  // by agent index: KillNodeAgent, for good
+  std::vector<int64_t> max_pods_;          // by agent index: its --max-pods from its next start
+  std::vector<int64_t> running_max_pods_;  // by agent index: the --max-pods it runs with
   std::unique_ptr<FaultProxy> proxy_;
   bool stopped_ = false;
 };

@@ -213,7 +213,7 @@ TEST(RealStackTest, NodeAgentsRunThePodsAsProcesses) {
   const std::size_t on_1 = s.Containers(1).size();
   s.PauseNodeAgent(1);
   EXPECT_FALSE(s.NodeAgentUp(1));
-  s.ResumeNodeAgent(1);
+  ASSERT_TRUE(s.ResumeNodeAgent(1).ok());
   EXPECT_TRUE(s.NodeAgentUp(1));
   EXPECT_EQ(s.Containers(1).size(), on_1);
 
@@ -230,6 +230,38 @@ TEST(RealStackTest, NodeAgentsRunThePodsAsProcesses) {
   const std::string restarted = ReadFile(s.temp_dir() + "/node-1.log").substr(log_offset);
   EXPECT_NE(restarted.find(std::to_string(on_1) + " running container(s) re-adopted"), std::string::npos)
       << restarted;
+  ASSERT_TRUE(Eventually([&] { return ready_on(4, ""); }));
+  EXPECT_EQ(s.Containers(1).size(), on_1);
+
+  // node_capacity: an agent up is restarted with the new --max-pods at once (its containers re-adopted),
+  // a frozen one when it is resumed, a stopped one when it starts again; each registers its Node with
+  // the new status.capacity.pods.
+  auto capacity = [&](int i) -> int64_t {
+    Result<NodePtr> n = Call<Result<NodePtr>>(
+        [&](const Callback<Result<NodePtr>>& cb) { (*api)->nodes().Get("", RealStack::NodeName(i), cb); });
+    return n.ok() ? NodePodCapacity(**n) : -1;
+  };
+  EXPECT_EQ(capacity(1), 110);
+  const pid_t agent_before = s.pids().back();
+  ASSERT_TRUE(s.SetNodeAgentMaxPods(1, 7).ok());
+  EXPECT_TRUE(s.NodeAgentUp(1));
+  EXPECT_NE(s.pids().back(), agent_before) << "the agent was not restarted";
+  EXPECT_TRUE(Eventually([&] { return capacity(1) == 7; })) << capacity(1);
+  EXPECT_EQ(s.Containers(1).size(), on_1);
+  s.PauseNodeAgent(1);
+  ASSERT_TRUE(s.SetNodeAgentMaxPods(1, 5).ok());
+  EXPECT_FALSE(s.NodeAgentUp(1));
+  EXPECT_EQ(capacity(1), 7);
+  ASSERT_TRUE(s.ResumeNodeAgent(1).ok());
+  EXPECT_TRUE(s.NodeAgentUp(1));
+  EXPECT_TRUE(Eventually([&] { return capacity(1) == 5; })) << capacity(1);
+  s.StopNodeAgent(1);
+  ASSERT_TRUE(s.SetNodeAgentMaxPods(1, 4).ok());
+  EXPECT_FALSE(s.NodeAgentUp(1));
+  ASSERT_TRUE(s.StartNodeAgent(1).ok());
+  EXPECT_TRUE(Eventually([&] { return capacity(1) == 4; })) << capacity(1);
+  EXPECT_EQ(s.NodeAgentMaxPods(1), 4);
+  EXPECT_EQ(capacity(0), 110);
   ASSERT_TRUE(Eventually([&] { return ready_on(4, ""); }));
   EXPECT_EQ(s.Containers(1).size(), on_1);
 
@@ -310,18 +342,22 @@ expect: []
   EXPECT_TRUE(RealModeProblems(etcd, false, false, /*etcd_members=*/3).empty());
   EXPECT_EQ(RealModeProblems(etcd, true).size(), 3u);  // an existing cluster's etcd is not rcsim's
 
-  // node_capacity: the node agents would overwrite a status write, so it is refused before the run.
+  // node_capacity restarts rcsim's node agents with the new --max-pods: refused only where rcsim runs
+  // none (it was refused everywhere: the agents overwrote a status write).
   Scenario capacity = Parse(R"(
 name: capacity
+cluster: {nodes: 2}
 controllers: [{name: web, replicas: 2}]
 events:
   - {at: 1s, node_capacity: {node: node-1, pods: 3}}
 expect: []
 )");
-  std::vector<std::string> cap = RealModeProblems(capacity, false);
-  ASSERT_EQ(cap.size(), 1u);
-  EXPECT_NE(cap[0].find("test.yaml: /events/0/node_capacity: runs only in the simulation"), std::string::npos)
-      << cap[0];
+  EXPECT_TRUE(RealModeProblems(capacity, false).empty());
+  for (bool existing : {false, true}) {
+    std::vector<std::string> cap = RealModeProblems(capacity, existing, /*hollow_nodes=*/!existing);
+    ASSERT_EQ(cap.size(), 1u);
+    EXPECT_NE(cap[0].find("test.yaml: /events/0/node_capacity: "), std::string::npos) << cap[0];
+  }
 }
 
 // Readiness events need a readiness check the real node agents do not have: refused before the run.
