@@ -221,6 +221,18 @@ TEST_F(GarbageCollectorTest, AStaleCachedDependentIsNotDeleted) {
   ASSERT_TRUE(w_.GetPod("a")) << "the stale cached version with the ownerReference was acted on";
 }
 
+// The ownerReference a node agent puts on its Lease.
+OwnerReference NodeRef(const Node& node) {
+  OwnerReference ref;
+  ref.api_version = "v1";
+  ref.kind = "Node";
+  ref.name = node.metadata.name;
+  ref.uid = node.metadata.uid;
+  ref.controller = false;
+  ref.block_owner_deletion = false;
+  return ref;
+}
+
 // Node heartbeat Leases are owned by their Node: a deleted Node's Lease is deleted; the Lease of a
 // Node that exists, and a Lease with no ownerReference, are kept.
 TEST_F(GarbageCollectorTest, ADeletedNodesLeaseIsDeleted) {
@@ -231,16 +243,7 @@ TEST_F(GarbageCollectorTest, ADeletedNodesLeaseIsDeleted) {
   auto create_lease = [&](const std::string& name, const NodePtr& owner) {
     Lease l;
     l.metadata.name = name;
-    if (owner) {
-      OwnerReference ref;
-      ref.api_version = "v1";
-      ref.kind = "Node";
-      ref.name = owner->metadata.name;
-      ref.uid = owner->metadata.uid;
-      ref.controller = false;
-      ref.block_owner_deletion = false;
-      l.metadata.owner_references.push_back(ref);
-    }
+    if (owner) l.metadata.owner_references.push_back(NodeRef(*owner));
     ASSERT_TRUE(leases.Create(kNodeLeaseNamespace, l).ok());
   };
   create_lease("n1", n1);
@@ -267,12 +270,7 @@ TEST_F(GarbageCollectorTest, ALeaseOwnedByAnEarlierNodeOfTheSameNameIsDeleted) {
   LeaseRegistry leases(&w_.registry().context());
   Lease l;
   l.metadata.name = "n1";
-  OwnerReference ref;
-  ref.api_version = "v1";
-  ref.kind = "Node";
-  ref.name = "n1";
-  ref.uid = old_node->metadata.uid;
-  l.metadata.owner_references.push_back(ref);
+  l.metadata.owner_references.push_back(NodeRef(*old_node));
   ASSERT_TRUE(leases.Create(kNodeLeaseNamespace, l).ok());
   ASSERT_TRUE(w_.registry().nodes().Delete("", "n1", {}).ok());
   ASSERT_TRUE(w_.CreateNode(ClusterTestWorld::MakeNode("n1", w_.loop().Now())));

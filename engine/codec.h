@@ -9,10 +9,9 @@
 #ifndef RCSIM_ENGINE_CODEC_H_
 #define RCSIM_ENGINE_CODEC_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/status.h"
 #include "engine/types.h"

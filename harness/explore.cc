@@ -10,6 +10,7 @@
 #include <set>
 #include <utility>
 
+#include "baseline2014/replication_manager_2014.h"
 #include "engine/rng.h"
 #include "harness/duration.h"
 #include "harness/runner.h"
@@ -119,20 +120,11 @@ json Build(const json& base, int64_t own_end_ms, const std::vector<Fault>& fault
   // event), acts again at its next resync at the latest: convergence is owed within that resync plus
   // 10 s for the pods to start, where that is longer than `converge_within`.
   const json& manager_doc = doc.contains("manager") ? doc["manager"] : json::object();
-  const int64_t resync =
-      manager_doc.value("kind", "modern") == "2014" ? 10000 : DurationMs(manager_doc, "resync", 30000);
-  const int64_t within = std::max(
-      std::chrono::duration_cast<std::chrono::milliseconds>(converge_within).count(), resync + 10000);
-  std::map<std::string, std::set<std::string>> same_name;  // name -> the namespaces defining it
-  auto define = [&](const json& c) {
-    same_name[c.value("name", "")].insert(c.value("namespace", "default"));
-  };
-  for (const json& c : doc["controllers"]) define(c);
-  bool capacity_limited = false;  // the cluster, not the manager, may keep pods from running
-  for (const json& e : events) {
-    if (e.contains("create_controller")) define(e["create_controller"]);
-    if (e.contains("node_capacity")) capacity_limited = true;
-  }
+  auto ms = [](Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+  const int64_t resync = manager_doc.value("kind", "modern") == "2014"
+                             ? ms(Manager2014Options{}.resync_period)
+                             : DurationMs(manager_doc, "resync", ms(ManagerConfig{}.resync));
+  const int64_t within = std::max(ms(converge_within), resync + 10000);
   // Every controller the scenario defines, as namespace/name: when it was last created (0 for the
   // scenario's own) and last deleted (-1: never).
   struct Life {
@@ -141,26 +133,32 @@ json Build(const json& base, int64_t own_end_ms, const std::vector<Fault>& fault
     int64_t deleted_ms = -1;
   };
   std::map<std::string, Life> lives;
-  for (const json& c : doc["controllers"]) {
-    lives[c.value("namespace", "default") + "/" + c.value("name", "")].bare = c.value("name", "");
-  }
+  auto life_of = [&](const json& c) -> Life& {
+    Life& life = lives[c.value("namespace", "default") + "/" + c.value("name", "")];
+    life.bare = c.value("name", "");
+    return life;
+  };
+  for (const json& c : doc["controllers"]) life_of(c);
+  bool capacity_limited = false;  // the cluster, not the manager, may keep pods from running
   for (const json& e : events) {
-    const int64_t at = DurationMs(e, "at", 0);
     if (e.contains("create_controller")) {
-      const json& c = e["create_controller"];
-      Life& life = lives[c.value("namespace", "default") + "/" + c.value("name", "")];
-      life.bare = c.value("name", "");
-      life.created_ms = std::max(life.created_ms, at);
+      Life& life = life_of(e["create_controller"]);
+      life.created_ms = std::max(life.created_ms, DurationMs(e, "at", 0));
     }
-    if (e.contains("delete_controller")) {
-      std::string ref = e["delete_controller"].value("controller", "");  // "name" or "namespace/name"
-      if (ref.find('/') == std::string::npos) {
-        const std::set<std::string>& in = same_name[ref];
-        ref = (in.size() == 1 ? *in.begin() : "default") + "/" + ref;
-      }
-      auto it = lives.find(ref);
-      if (it != lives.end()) it->second.deleted_ms = std::max(it->second.deleted_ms, at);
+    if (e.contains("node_capacity")) capacity_limited = true;
+  }
+  std::map<std::string, std::set<std::string>> same_name;  // name -> the namespaces defining it
+  for (const auto& [qualified, life] : lives)
+    same_name[life.bare].insert(qualified.substr(0, qualified.find('/')));
+  for (const json& e : events) {
+    if (!e.contains("delete_controller")) continue;
+    std::string ref = e["delete_controller"].value("controller", "");  // "name" or "namespace/name"
+    if (ref.find('/') == std::string::npos) {
+      const std::set<std::string>& in = same_name[ref];
+      ref = (in.size() == 1 ? *in.begin() : "default") + "/" + ref;
     }
+    auto it = lives.find(ref);
+    if (it != lives.end()) it->second.deleted_ms = std::max(it->second.deleted_ms, DurationMs(e, "at", 0));
   }
   json& expect = doc["expect"];
   for (const auto& [qualified, life] : lives) {

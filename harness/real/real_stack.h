@@ -156,8 +156,8 @@ class RealStack {
   std::vector<std::unique_ptr<ChildProcess>> etcd_;  // by member
   ChildProcess apiserver_, manager_, cluster_;
   std::vector<std::unique_ptr<ChildProcess>> agents_;
-  std::vector<bool> paused_;  // by agent index
-  std::vector<bool> failed_;  // by agent index: KillNodeAgent, for good
+  std::vector<bool> paused_;               // by agent index
+  std::vector<bool> failed_;               // by agent index: KillNodeAgent, for good
   std::vector<int64_t> max_pods_;          // by agent index: its --max-pods from its next start
   std::vector<int64_t> running_max_pods_;  // by agent index: the --max-pods it runs with
   std::unique_ptr<FaultProxy> proxy_;
