@@ -1,6 +1,7 @@
 #include "reports/html_report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -282,6 +283,59 @@ std::string PairedSvg(const std::vector<RunComparison>& cs) {
   return svg;
 }
 
+std::string Ratio2(const std::optional<double>& v) {
+  if (!v) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2fx", *v);
+  return buf;
+}
+
+// rcsim run --compare: the table of ModeComparisons and the paired plot (the simulation's median in
+// grey, the real run in blue).
+std::string ModesSection(const std::vector<ModeComparison>& cs, const std::string& title) {
+  std::size_t seeds = 0;
+  for (const ModeComparison& c : cs) seeds = std::max(seeds, c.sim.size());
+  std::string h =
+      "<section class=\"baseline modes\"><h2>" + XmlEscape(title) + "</h2>\n<p>the real run of each " +
+      "scenario against the simulation over " + std::to_string(seeds) + (seeds == 1 ? " seed" : " seeds") +
+      ": a scenario fails unless every seed's verdict is the real one (SPLIT: the majority " +
+      "agrees, some seeds do not; DIFFERS: the majority does not); convergence within 3x of the " +
+      "median is expected</p>\n";
+  h += "<table class=\"comparison modes\"><tr><th>scenario</th><th>outcome</th><th>real (seed)</th>"
+       "<th>real convergence</th><th>sim verdicts</th><th>sim median</th><th>sim min</th><th>sim max</th>"
+       "<th>real&divide;median</th></tr>\n";
+  std::vector<RunComparison> paired;
+  for (const ModeComparison& c : cs) {
+    std::string outcome = c.Outcome();
+    std::string cls = outcome;
+    std::transform(cls.begin(), cls.end(), cls.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    std::string verdicts = "<details><summary>" + std::to_string(c.sim_passed) + "/" +
+                           std::to_string(c.sim.size()) + " PASS</summary>";
+    for (const ModeRun& s : c.sim) {
+      const char* v = s.passed ? "PASS" : "FAIL";
+      verdicts += "<span class=\"" + std::string(v) + "\">" + std::to_string(s.seed) + " " + v + " " +
+                  (s.never_converged ? std::string("never") : MaybeSecs(s.convergence)) + "</span><br>";
+    }
+    verdicts += "</details>";
+    const char* real = c.real.passed ? "PASS" : "FAIL";
+    h += "<tr class=\"" + cls + "\" data-scenario=\"" + XmlEscape(c.scenario) + "\"><td>" +
+         XmlEscape(c.scenario) + "</td><td class=\"" + (c.EverySeedAgrees() ? "PASS" : "FAIL") + "\">" +
+         outcome + "</td><td class=\"" + real + "\">" + real + " (" + std::to_string(c.real.seed) +
+         ")</td><td>" + (c.real.never_converged ? std::string("never") : MaybeSecs(c.real.convergence)) +
+         "</td><td>" + verdicts + "</td><td>" + MaybeSecs(c.sim_median) + "</td><td>" + MaybeSecs(c.sim_min) +
+         "</td><td>" + MaybeSecs(c.sim_max) + "</td><td>" + Ratio2(c.ratio) + "</td></tr>\n";
+    RunComparison p;
+    p.scenario = c.scenario;
+    p.seed = c.real.seed;
+    p.in_baseline = true;
+    p.base_convergence = c.sim_median;
+    p.now_convergence = c.real.convergence;
+    if (!c.EverySeedAgrees()) p.regressions.push_back(outcome);
+    paired.push_back(std::move(p));
+  }
+  return h + "</table>\n" + PairedSvg(paired) + "\n</section>\n";
+}
+
 }  // namespace
 
 std::string HtmlReport(const std::vector<RunResult>& results, const HtmlOptions& options) {
@@ -301,6 +355,8 @@ std::string HtmlReport(const std::vector<RunResult>& results, const HtmlOptions&
   double wall = options.wall_seconds >= 0 ? options.wall_seconds : wall_sum;
   int regressions = 0;
   for (const RunComparison& c : options.comparisons) regressions += c.regressed() ? 1 : 0;
+  int differing = 0;
+  for (const ModeComparison& c : options.mode_comparisons) differing += c.EverySeedAgrees() ? 0 : 1;
 
   std::string h = R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>rcsim report</title>
@@ -325,7 +381,10 @@ svg text{font-size:11px;fill:#555}
 )";
   h += "<h1>rcsim report</h1>\n<p class=\"summary\"><span class=\"" + std::string(failed ? "FAIL" : "PASS") +
        "\">" + std::to_string(passed) + " passed, " + std::to_string(failed) + " failed</span>";
-  if (!options.comparisons.empty()) {
+  if (!options.mode_comparisons.empty()) {
+    h += ", <span class=\"" + std::string(differing ? "FAIL" : "PASS") + "\">" + std::to_string(differing) +
+         " verdicts differ</span> from the simulation";
+  } else if (!options.comparisons.empty()) {
     h += ", <span class=\"" + std::string(regressions ? "REGRESSED" : "PASS") + "\">" +
          std::to_string(regressions) + " regressed</span> against the baseline";
   }
@@ -364,7 +423,9 @@ svg text{font-size:11px;fill:#555}
     h += "</section>\n";
   }
 
-  if (!options.comparisons.empty()) {
+  if (!options.mode_comparisons.empty()) {
+    h += ModesSection(options.mode_comparisons, options.comparison_title);
+  } else if (!options.comparisons.empty()) {
     h += "<section class=\"baseline\"><h2>" + XmlEscape(options.comparison_title) +
          "</h2>\n<p>regression: a change beyond " + Num(options.regression_factor) +
          "x in convergence or API calls, or a verdict turning FAIL</p>\n";

@@ -16,6 +16,7 @@
 #include "engine/status.h"
 #include "harness/run_result.h"
 #include "reports/manager_pairs.h"
+#include "reports/mode_comparison.h"
 #include "reports/suite_stats.h"
 
 namespace rcsim {
@@ -29,6 +30,11 @@ struct HtmlOptions {
   // The comparison section's heading; rcsim run --compare sets "Simulation and real mode" (the
   // simulation is then the left-hand side of each arrow, real mode the right).
   std::string comparison_title = "Against the baseline";
+  // rcsim run --compare: one row per scenario (the real run against every simulated seed: verdicts,
+  // the simulation's median, min and max, real / median), a paired plot of the median and the real
+  // convergence, under comparison_title; non-empty, it replaces the baseline section. Hooks:
+  // <table class="comparison modes"> with <tr class="same|differs|split" data-scenario=...>.
+  std::vector<ModeComparison> mode_comparisons;
 };
 
 // One series (a controller's, or the totals) as a plot; `attrs` are the <svg> element's attributes. The
@@ -44,10 +50,10 @@ std::string SeriesSvg(const std::vector<SeriesPoint>& series, Duration virtual_t
 std::string ManagerPairPlots(const ManagerPair& pair);
 
 // The page: the summary (verdicts, wall time, virtual/wall), the runs table, the baseline comparison
-// (table and paired plot), swarm statistics (per scenario with several seeds: pass rate, convergence
-// percentiles, a CDF plot <svg class="cdf">, failing seeds with replay commands), then one section
-// per run with its expectations as sentences, its plot and, for several controllers, one
-// <svg class="plot controller"> each. Wall-clock values are inside elements of class "wall".
+// or the comparison of the two modes (table and paired plot), swarm statistics (per scenario with several
+// seeds: pass rate, convergence percentiles, a CDF plot <svg class="cdf">, failing seeds with replay
+// commands), then one section per run with its expectations as sentences, its plot and, for several
+// controllers, one <svg class="plot controller"> each. Wall-clock values are inside elements of class "wall".
 std::string HtmlReport(const std::vector<RunResult>& results, const HtmlOptions& options = {});
 Status WriteHtmlReport(const std::vector<RunResult>& results, const std::string& path,
                        const HtmlOptions& options = {});
