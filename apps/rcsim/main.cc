@@ -4,7 +4,7 @@
 //                     [--report DIR] [--quiet] [--shard K/N [--timings DIR]] [--baseline DIR
 //                     [--regression 1.2x] [--fail-on-regression]] [--events FILE] [--timeout D]
 //   rcsim run --real PATH... [--kubeconfig FILE [--context C]] [--report DIR] [--timeout D] ...
-//   rcsim run --compare PATH... [--report DIR]
+//   rcsim run --compare PATH... [--seeds N] [--report DIR]
 //   rcsim run PATH... [--manager modern|2014|both]
 //   rcsim explore FILE... [--manager modern|2014] [--runs N] [--seed S] [--jobs N] [--out DIR]
 //   rcsim report merge DIR... --out DIR
@@ -27,6 +27,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -45,6 +46,7 @@
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
 #include "reports/manager_pairs.h"
+#include "reports/mode_comparison.h"
 #include "reports/report_set.h"
 #include "reports/suite_stats.h"
 #ifdef RCSIM_REAL_MODE
@@ -105,7 +107,9 @@ real mode (docs/scenarios.md, "Real mode"):
   --kubeconfig F    with --real: use the cluster of this kubeconfig instead (events that need process
                     control or the fault proxy are refused); --context C picks its context
   --compare         run each scenario in the simulation and for real; report both side by side
-                    (a verdict that differs is a failure)
+                    (a verdict that differs is a failure). With --seeds N the simulation runs N seeds
+                    and real mode once (on the first of them): real convergence against the seeds'
+                    median, min and max; a failure unless every seed's verdict is the real one
   --apiserver-binary F, --controller-manager-binary F, --node-agent-binary F, --etcd-binary F
                     the programs real mode starts (default: beside rcsim in the build tree, /usr/bin/etcd)
 
@@ -408,19 +412,6 @@ std::string FindProgram(const std::string& given, const std::string& name) {
   return name;
 }
 
-// One line per scenario of --compare: both verdicts, both convergence times and their ratio.
-struct CompareRow {
-  std::string scenario;
-  bool sim_passed = false, real_passed = false;
-  std::optional<double> sim_convergence, real_convergence;
-  std::optional<double> ratio;  // real / sim
-  bool same_verdict() const { return sim_passed == real_passed; }
-};
-
-std::optional<double> Convergence(const RunResult& r) {
-  if (r.any_not_converged || !r.convergence) return std::nullopt;
-  return ToSeconds(*r.convergence);
-}
 #endif
 
 int Run(const std::vector<std::string>& argv) {
@@ -532,11 +523,33 @@ int Run(const std::vector<std::string>& argv) {
   if (a.real || a.compare) return Usage("--real / --compare: this rcsim was built without the backends");
 #endif
 
+  const bool per_seed = a.suite.seeds > 0;
+  // --compare --seeds N: the simulation runs every seed, real mode each scenario once, on its first
+  // seed (a real run takes seconds of wall time where a simulated one takes milliseconds, and in real
+  // mode the seed only picks the pods and nodes events hit, the timings are the wall clock's; `rcsim
+  // run --real --seeds N` runs real mode N times). Renumbered as a plan of its own: a shard runs the real run
+  // of the scenarios whose first seed it holds.
+  std::vector<PlannedRun> real_full, real_plan;
+  if (a.compare && per_seed) {
+    std::set<std::size_t> in_shard;
+    for (const PlannedRun& p : *plan) in_shard.insert(p.index);
+    std::set<const Scenario*> seen;
+    for (const PlannedRun& p : *full) {
+      if (!seen.insert(p.scenario).second) continue;
+      PlannedRun q = p;
+      q.index = real_full.size();
+      real_full.push_back(q);
+      if (in_shard.count(p.index) > 0) real_plan.push_back(q);
+    }
+  }
+  const bool real_once = a.compare && per_seed;
+  const std::vector<PlannedRun>& shown = real_once ? real_plan : *plan;  // the runs printed and reported
+
   int jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  Progress progress(plan->size(), isatty(STDOUT_FILENO) != 0);
+  Progress progress(shown.size(), isatty(STDOUT_FILENO) != 0);
   // Lines are printed in plan order (so logs do not depend on --jobs), each as soon as it and every
   // run before it finished.
-  std::vector<const RunResult*> finished(plan->size(), nullptr);
+  std::vector<const RunResult*> finished(shown.size(), nullptr);
   std::size_t printed = 0, done = 0, failed = 0;
   RunOptions run_options;
   run_options.keep_trace = !a.events_file.empty();
@@ -566,18 +579,22 @@ int Run(const std::vector<std::string>& argv) {
   };
   std::vector<RunResult> results;
   std::vector<RunResult> sim_results;  // --compare: the simulation's runs
+  std::vector<std::size_t> sim_index;  // their places in the unsharded plan
   bool interrupted = false;
   if (!a.real && !a.compare) {
     results = RunPlan(*plan, jobs, run_options, on_done);
   }
 #ifdef RCSIM_REAL_MODE
-  if (a.compare) sim_results = RunPlan(*plan, jobs, run_options, [](std::size_t, const RunResult&) {});
+  if (a.compare) {
+    sim_results = RunPlan(*plan, jobs, run_options, [](std::size_t, const RunResult&) {});
+    for (const PlannedRun& p : *plan) sim_index.push_back(p.index);
+  }
   if (a.real || a.compare) {
     // One run at a time: each starts its own processes, and runs side by side would skew the clock.
-    results.resize(plan->size());
-    for (std::size_t i = 0; i < plan->size(); ++i) {
+    results.resize(shown.size());
+    for (std::size_t i = 0; i < shown.size(); ++i) {
       if (g_interrupted.load()) break;
-      results[i] = RunScenarioReal(*(*plan)[i].scenario, (*plan)[i].seed, real_options);
+      results[i] = RunScenarioReal(*shown[i].scenario, shown[i].seed, real_options);
       on_done(i, results[i]);
     }
     interrupted = g_interrupted.load();
@@ -585,7 +602,18 @@ int Run(const std::vector<std::string>& argv) {
       std::size_t ran = 0;
       while (ran < results.size() && finished[ran] != nullptr) ++ran;
       results.resize(ran);
-      if (!sim_results.empty()) sim_results.resize(ran);
+      // Only the simulated runs of the scenarios that ran for real.
+      std::set<std::string> ran_names;
+      for (const RunResult& r : results) ran_names.insert(r.scenario);
+      std::vector<RunResult> kept;
+      std::vector<std::size_t> kept_index;
+      for (std::size_t i = 0; i < sim_results.size(); ++i) {
+        if (ran_names.count(sim_results[i].scenario) == 0) continue;
+        kept.push_back(std::move(sim_results[i]));
+        kept_index.push_back(sim_index[i]);
+      }
+      sim_results = std::move(kept);
+      sim_index = std::move(kept_index);
     }
   }
 #endif
@@ -598,9 +626,10 @@ int Run(const std::vector<std::string>& argv) {
     }
     for (RunResult& r : results) r.trace.clear();
   }
-  const bool per_seed = a.suite.seeds > 0;
+  // --compare: the swarm is the simulation's.
+  const std::vector<RunResult>& swarm_runs = a.compare ? sim_results : results;
   if (per_seed) {
-    for (const SwarmStats& s : ComputeSwarmStats(results)) {
+    for (const SwarmStats& s : ComputeSwarmStats(swarm_runs)) {
       std::cout << "swarm " << SwarmLine(s) << "\n";
       for (std::size_t i = 0; i < s.failing_seeds.size(); ++i)
         std::cout << "    replay: " << s.replay[i] << "\n";
@@ -620,38 +649,20 @@ int Run(const std::vector<std::string>& argv) {
   HtmlOptions html;
   int regressed = 0;
   int differing = 0;
+  std::vector<RunComparison> junit_comparisons;  // --compare: the real runs against the same seed's
 #ifdef RCSIM_REAL_MODE
-  std::vector<CompareRow> rows;
+  std::vector<ModeComparison> modes;
   if (a.compare) {
-    // The simulation is the "baseline" of the comparison table and paired plot; a 3x convergence
-    // difference is what the two modes are expected to stay within.
-    html.comparisons = CompareWithBaseline(results, sim_results, 3.0);
-    html.regression_factor = 3.0;
+    // Per scenario, the real run against every simulated seed (reports/mode_comparison.h: a scenario
+    // fails unless every seed's verdict is the real one); a 3x convergence difference from the median
+    // is what the two modes are expected to stay within.
+    modes = CompareModes(results, sim_results);
+    html.mode_comparisons = modes;
     html.comparison_title = "Simulation and real mode";
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      CompareRow row;
-      row.scenario = results[i].scenario;
-      row.sim_passed = sim_results[i].passed;
-      row.real_passed = results[i].passed;
-      row.sim_convergence = Convergence(sim_results[i]);
-      row.real_convergence = Convergence(results[i]);
-      if (row.sim_convergence && row.real_convergence && *row.sim_convergence > 0) {
-        row.ratio = *row.real_convergence / *row.sim_convergence;
-      }
-      auto secs = [](std::optional<double> v) {
-        if (!v) return std::string("never");
-        char buf[32];
-        std::snprintf(buf, sizeof(buf), "%.3fs", *v);
-        return std::string(buf);
-      };
-      char ratio[32] = "-";
-      if (row.ratio) std::snprintf(ratio, sizeof(ratio), "%.2fx", *row.ratio);
-      std::cout << (row.same_verdict() ? "SAME    " : "DIFFERS ") << row.scenario
-                << "  sim=" << (row.sim_passed ? "PASS" : "FAIL") << " " << secs(row.sim_convergence)
-                << "  real=" << (row.real_passed ? "PASS" : "FAIL") << " " << secs(row.real_convergence)
-                << "  real/sim=" << ratio << "\n";
-      differing += row.same_verdict() ? 0 : 1;
-      rows.push_back(row);
+    junit_comparisons = CompareWithBaseline(results, sim_results, 3.0);
+    for (const ModeComparison& c : modes) {
+      std::cout << ModeComparisonLine(c) << "\n";
+      differing += c.EverySeedAgrees() ? 0 : 1;
     }
   }
 #endif
@@ -669,14 +680,14 @@ int Run(const std::vector<std::string>& argv) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (!a.report_dir.empty()) {
     ReportSet set;
-    set.per_seed = per_seed;
+    set.per_seed = per_seed && !real_once;
     set.shard = a.shard_n > 0 ? std::to_string(a.shard_k) + "/" + std::to_string(a.shard_n) : "";
-    set.plan_size = full->size();
+    set.plan_size = real_once ? real_full.size() : full->size();
     set.wall_seconds = wall;
-    for (const PlannedRun& p : *plan) set.plan_index.push_back(p.index);
+    for (const PlannedRun& p : shown) set.plan_index.push_back(p.index);
     set.results = results;
     JunitOptions junit;
-    junit.comparisons = html.comparisons;
+    junit.comparisons = a.compare ? junit_comparisons : html.comparisons;
     junit.regressions_fail = a.fail_on_regression;
     Status st = WriteReportSet(a.report_dir, set, html, junit);
     if (!st.ok()) {
@@ -691,27 +702,26 @@ int Run(const std::vector<std::string>& argv) {
     if (a.compare) {
       // DIR holds the real runs (with the comparison), DIR/sim the simulated ones, DIR/compare.json both.
       ReportSet sim_set = set;
+      sim_set.per_seed = per_seed;
+      sim_set.plan_size = full->size();
+      sim_set.plan_index = sim_index;
       sim_set.results = sim_results;
-      if (Status st2 = WriteReportSet((std::filesystem::path(a.report_dir) / "sim").string(), sim_set);
-          !st2.ok()) {
+      const std::filesystem::path sim_dir = std::filesystem::path(a.report_dir) / "sim";
+      if (Status st2 = WriteReportSet(sim_dir.string(), sim_set); !st2.ok()) {
         std::cerr << "rcsim: --report: " << st2.message() << "\n";
         return kExitUsage;
       }
-      nlohmann::json cmp = nlohmann::json::array();
-      for (const CompareRow& row : rows) {
-        auto opt = [](std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-        cmp.push_back({{"scenario", row.scenario},
-                       {"sim",
-                        {{"verdict", row.sim_passed ? "PASS" : "FAIL"},
-                         {"convergence_seconds", opt(row.sim_convergence)}}},
-                       {"real",
-                        {{"verdict", row.real_passed ? "PASS" : "FAIL"},
-                         {"convergence_seconds", opt(row.real_convergence)}}},
-                       {"same_verdict", row.same_verdict()},
-                       {"convergence_ratio", opt(row.ratio)}});
+      if (per_seed) {
+        std::ofstream(sim_dir / "swarm.json")
+            << SwarmStatsToJson(ComputeSwarmStats(sim_results)).dump(2) << "\n";
       }
-      std::ofstream(std::filesystem::path(a.report_dir) / "compare.json")
-          << nlohmann::json{{"runs", cmp}}.dump(2) << "\n";
+      nlohmann::json cmp = nlohmann::json::array();
+      for (const ModeComparison& c : modes) cmp.push_back(ModeComparisonToJson(c));
+      const nlohmann::json doc = {{"runs", cmp},
+                                  {"sim_seeds_per_scenario", per_seed ? a.suite.seeds : 1},
+                                  {"real_runs_per_scenario", 1},
+                                  {"verdict_rule", "every_seed"}};
+      std::ofstream(std::filesystem::path(a.report_dir) / "compare.json") << doc.dump(2) << "\n";
     }
 #endif
   }

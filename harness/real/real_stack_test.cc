@@ -16,7 +16,10 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <iostream>
+#include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -650,6 +653,81 @@ expect: []
         << said;
     EXPECT_EQ(said.find("real stack"), std::string::npos) << said;
   }
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 12: `rcsim run --compare --seeds 3` runs the simulation on 3 seeds and real mode once, on the
+// first of them, and reports the real convergence against the seeds' median, min and max.
+TEST(RealRunnerTest, CompareWithSeedsRunsRealOnceAgainstEverySimulatedSeed) {
+  char tmpl[] = "/tmp/rcsim-compare-seeds-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::filesystem::path dir = tmpl;
+  const std::string cmd = std::string(RCSIM_BINARY) + " run --compare " + RCSIM_SOURCE_DIR +
+                          "/scenarios/real/real-scale-up.json --seeds 3 --timeout 2m --apiserver-binary " +
+                          RCSIM_APISERVER_BINARY + " --controller-manager-binary " +
+                          RCSIM_CONTROLLER_MANAGER_BINARY + " --node-agent-binary " +
+                          RCSIM_NODE_AGENT_BINARY + " --report " + (dir / "report").string() + " > " +
+                          (dir / "out").string() + " 2>&1";
+  const auto t0 = SteadyClock::now();
+  const int status = std::system(cmd.c_str());  // NOLINT(concurrency-mt-unsafe): one thread here
+  const std::string out = ReadFile((dir / "out").string());
+  std::cout << "[timing] rcsim run --compare real-scale-up --seeds 3: "
+            << std::chrono::duration<double>(SteadyClock::now() - t0).count() << " s" << std::endl;
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << out;
+  EXPECT_NE(out.find("SAME    real-scale-up  sim=3/3 PASS median "), std::string::npos) << out;
+  EXPECT_NE(out.find("real/median="), std::string::npos) << out;
+  EXPECT_NE(out.find("1 passed, 0 failed (real mode), 0 verdicts differ"), std::string::npos) << out;
+  // One real run: one "mode=real" result line.
+  std::size_t real_lines = 0;
+  for (std::size_t at = out.find("mode=real"); at != std::string::npos; at = out.find("mode=real", at + 1)) {
+    ++real_lines;
+  }
+  EXPECT_EQ(real_lines, 1u) << out;
+
+  nlohmann::json cmp = nlohmann::json::parse(ReadFile((dir / "report" / "compare.json").string()));
+  EXPECT_EQ(cmp["sim_seeds_per_scenario"], 3);
+  EXPECT_EQ(cmp["real_runs_per_scenario"], 1);
+  EXPECT_EQ(cmp["verdict_rule"], "every_seed");
+  ASSERT_EQ(cmp["runs"].size(), 1u) << cmp.dump(2);
+  const nlohmann::json& run = cmp["runs"][0];
+  EXPECT_EQ(run["scenario"], "real-scale-up");
+  EXPECT_EQ(run["outcome"], "SAME");
+  EXPECT_EQ(run["same_verdict"], true);
+  EXPECT_EQ(run["real"]["verdict"], "PASS");
+  EXPECT_EQ(run["sim"]["verdict"], "PASS");
+  EXPECT_EQ(run["sim"]["runs"], 3);
+  EXPECT_EQ(run["sim"]["passed"], 3);
+  ASSERT_EQ(run["sim"]["seeds"].size(), 3u);
+  EXPECT_EQ(run["real"]["seed"], run["sim"]["seeds"][0]["seed"]);
+  std::set<uint64_t> seeds;
+  for (const auto& s : run["sim"]["seeds"]) seeds.insert(s["seed"].get<uint64_t>());
+  EXPECT_EQ(seeds.size(), 3u);
+  const double lo = run["sim"]["convergence_min_seconds"].get<double>();
+  const double median = run["sim"]["convergence_median_seconds"].get<double>();
+  const double hi = run["sim"]["convergence_max_seconds"].get<double>();
+  EXPECT_LE(lo, median);
+  EXPECT_LE(median, hi);
+  EXPECT_DOUBLE_EQ(run["sim"]["convergence_seconds"].get<double>(), median);
+  const double real = run["real"]["convergence_seconds"].get<double>();
+  EXPECT_NEAR(run["convergence_ratio"].get<double>(), real / median, 1e-9);
+  std::cout << "[figures] real-scale-up: real " << real << " s, sim median " << median << " s (min " << lo
+            << ", max " << hi << "), real/median " << real / median << std::endl;
+
+  // The real report in DIR (named without a seed: one run), the three simulated ones and their swarm in
+  // DIR/sim, the modes table in the HTML.
+  EXPECT_EQ(nlohmann::json::parse(ReadFile((dir / "report" / "real-scale-up.json").string()))["mode"],
+            "real");
+  for (const auto& s : run["sim"]["seeds"]) {
+    const std::string name = "real-scale-up-seed" + std::to_string(s["seed"].get<uint64_t>()) + ".json";
+    EXPECT_EQ(nlohmann::json::parse(ReadFile((dir / "report" / "sim" / name).string()))["mode"], "sim")
+        << name;
+  }
+  nlohmann::json swarm = nlohmann::json::parse(ReadFile((dir / "report" / "sim" / "swarm.json").string()));
+  EXPECT_EQ(swarm.at(0)["runs"], 3);
+  const std::string html = ReadFile((dir / "report" / "index.html").string());
+  EXPECT_NE(html.find("<table class=\"comparison modes\">"), std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"same\" data-scenario=\"real-scale-up\">"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
