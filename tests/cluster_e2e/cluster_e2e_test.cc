@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -700,6 +701,123 @@ TEST_F(ClusterE2eTest, DeletingTheRcCascadesOrOrphans) {
     std::cout << "[timing] kubectl delete rc to no pods and no processes: " << SecondsSince(t0) << " s"
               << std::endl;
   }
+}
+
+// Issue 10: an exec readinessProbe. The RC's template probes for a file: each probe run appends a line to
+// a log of its pod's (so the test knows the probe ran and failed, rather than waiting a while), and
+// succeeds once the file exists. The agents report the pods Running but Ready=False (ContainersReady
+// too) until then, and readyReplicas stays 0; once the file is there every pod turns Ready=True and
+// readyReplicas 3; removed again, the pods go back to Ready=False (failureThreshold 1).
+TEST_F(ClusterE2eTest, ExecReadinessProbeHoldsPodsNotReadyUntilItsCommandSucceeds) {
+  const std::string flag = dir_ + "/ready-flag";
+  const std::string probes = dir_ + "/probes";
+  fs::create_directories(probes);
+  std::ofstream(dir_ + "/probed.yaml") << R"(apiVersion: v1
+kind: ReplicationController
+metadata:
+  name: sleep
+spec:
+  replicas: 3
+  selector:
+    app: sleep-e2e
+  template:
+    metadata:
+      labels:
+        app: sleep-e2e
+    spec:
+      terminationGracePeriodSeconds: 2
+      containers:
+      - name: sleep
+        image: busybox:1.36
+        command: ["sleep", "600"]
+        env:
+        - name: MY_POD
+          valueFrom: {fieldRef: {fieldPath: metadata.name}}
+        readinessProbe:
+          exec:
+            command: ["sh", "-c", "echo probed >> )" +
+                                              probes + R"(/$MY_POD; test -f )" + flag + R"("]
+          periodSeconds: 1
+          failureThreshold: 1
+)";
+  const auto t0 = SteadyClock::now();
+  Kubectl("apply -f " + dir_ + "/probed.yaml");
+  auto probe_runs = [&](const std::string& pod) {
+    const std::string log = ReadFile(probes + "/" + pod);
+    return static_cast<int>(std::count(log.begin(), log.end(), '\n'));
+  };
+  auto condition = [](const Pod& p, const std::string& type) {
+    for (const PodCondition& c : p.status.conditions) {
+      if (c.type == type) return c.status;
+    }
+    return std::string("(none)");
+  };
+  // Three pods whose processes run and whose probe failed at least twice: Running, not Ready.
+  std::vector<PodPtr> pods;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        BindPending();
+        pods = Pods();
+        if (pods.size() != 3 || LiveProcesses().size() != 3) return false;
+        for (const PodPtr& p : pods) {
+          if (p->status.phase != phase::kRunning || probe_runs(p->metadata.name) < 2) return false;
+        }
+        return true;
+      },
+      60s))
+      << pods.size() << " pods, " << LiveProcesses().size() << " processes";
+  std::cout << "[timing] RC of 3 probed pods to Running with 2 failed probes each: " << SecondsSince(t0)
+            << " s" << std::endl;
+  pods = Pods();
+  for (const PodPtr& p : pods) {
+    EXPECT_FALSE(IsReady(*p)) << p->metadata.name;
+    EXPECT_EQ(condition(*p, "Ready"), "False") << p->metadata.name;
+    EXPECT_EQ(condition(*p, "ContainersReady"), "False") << p->metadata.name;
+    ASSERT_EQ(p->status.container_statuses.size(), 1u) << p->metadata.name;
+    EXPECT_FALSE(p->status.container_statuses[0].ready) << p->metadata.name;
+    EXPECT_TRUE(p->status.container_statuses[0].state.running.has_value()) << p->metadata.name;
+  }
+  std::optional<ReplicationController> rc = Rc();
+  ASSERT_TRUE(rc.has_value());
+  EXPECT_EQ(rc->status.replicas, 3);
+  EXPECT_EQ(rc->status.ready_replicas, 0);
+
+  // The file appears: the next probe of each pod succeeds, every pod turns Ready, readyReplicas follows.
+  const auto ready_at = SteadyClock::now();
+  std::ofstream(flag) << "ok\n";
+  ASSERT_TRUE(Eventually([&] {
+    rc = Rc();
+    if (!rc || rc->status.ready_replicas != 3) return false;
+    for (const PodPtr& p : Pods()) {
+      if (!IsReady(*p) || condition(*p, "ContainersReady") != "True" ||
+          !p->status.container_statuses.at(0).ready)
+        return false;
+    }
+    return true;
+  })) << "readyReplicas "
+      << (rc ? rc->status.ready_replicas : -1);
+  std::cout << "[timing] probe file created to readyReplicas 3: " << SecondsSince(ready_at) << " s"
+            << std::endl;
+  for (const PodPtr& p : Pods()) {
+    EXPECT_EQ(p->status.container_statuses.at(0).restart_count, 0) << p->metadata.name;  // readiness only
+  }
+
+  // Removed: one failed probe each (failureThreshold 1) and the pods are not Ready again.
+  const auto unready_at = SteadyClock::now();
+  fs::remove(flag);
+  ASSERT_TRUE(Eventually([&] {
+    rc = Rc();
+    if (!rc || rc->status.ready_replicas != 0) return false;
+    for (const PodPtr& p : Pods()) {
+      if (IsReady(*p)) return false;
+    }
+    return true;
+  })) << "readyReplicas "
+      << (rc ? rc->status.ready_replicas : -1);
+  std::cout << "[timing] probe file removed to readyReplicas 0: " << SecondsSince(unready_at) << " s"
+            << std::endl;
+  EXPECT_EQ(Pods().size(), 3u);  // not ready is not replaced
+  Kubectl("delete rc sleep --wait=false");
 }
 
 // Issue 10: pod IPs differ across nodes (each agent has its own --pod-cidr), and a container's env (a
