@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -155,12 +156,29 @@ constexpr Duration kEvictionAfterFailure = std::chrono::seconds(7);
 constexpr Duration kActionRetryFor = std::chrono::seconds(15);
 constexpr auto kActionRetryEvery = std::chrono::milliseconds(100);
 
+// crash_loop in real mode: a container started while its pod's marker file `<dir>/<pod uid>` exists
+// exits 1 at once, else it runs its own command (`$0` is the marker dir, the pod's uid comes from the
+// downward API).
+constexpr const char* kCrashLoopWrapper = "[ -e \"$0/$RCSIM_POD_UID\" ] && exit 1; exec \"$@\"";
+
 // Node agents run a container's command: one with neither command nor args (images are not pulled)
-// runs the default template's `sleep 3600`.
-void GiveContainersACommand(std::optional<PodTemplateSpec>* t) {
+// runs the default template's `sleep 3600`. With a `crash_loop_dir` (the scenario has crash_loop
+// events) every container runs behind kCrashLoopWrapper: command `sh -c <wrapper> <dir> <command...>`,
+// its args unchanged, and the env RCSIM_POD_UID (fieldRef metadata.uid).
+void GiveContainersACommand(std::optional<PodTemplateSpec>* t, const std::string& crash_loop_dir) {
   if (!t->has_value()) return;
   for (Container& c : (*t)->spec.containers) {
     if (c.command.empty() && c.args.empty()) c.command = {"sleep", "3600"};
+    if (crash_loop_dir.empty()) continue;
+    std::vector<std::string> wrapped = {"sh", "-c", kCrashLoopWrapper, crash_loop_dir};
+    wrapped.insert(wrapped.end(), c.command.begin(), c.command.end());
+    c.command = std::move(wrapped);
+    nlohmann::json rest = c.unknown_fields.empty() ? nlohmann::json::object() : *c.unknown_fields.get();
+    nlohmann::json& env = rest["env"];
+    if (!env.is_array()) env = nlohmann::json::array();
+    env.push_back(
+        {{"name", "RCSIM_POD_UID"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.uid"}}}}}});
+    c.unknown_fields = UnknownFields(std::move(rest));
   }
 }
 
@@ -195,6 +213,9 @@ class RealRun {
   Result<std::vector<PodPtr>> ChooseTargets(const PodTarget& target);
   Status DeleteOrLabelPods(const PodTarget& target, const Labels* labels);
   Status KillPods(const PodTarget& target);
+  // SIGKILL of the pods' container processes; one not started yet is killed once it has (within 10 s).
+  Status KillContainersOf(const std::vector<PodPtr>& pods);
+  Status CrashLoop(const CrashLoopAction& a, Duration at);
   Status FailNode(const FailNodeAction& a, Duration at);
   Status StopNodeAgents(const StopNodeAgentAction& a, Duration at);
   Status SetNodeCapacity(const NodeCapacityAction& a);
@@ -213,6 +234,9 @@ class RealRun {
   std::mt19937_64 rng_;
   RunResult r_;
   std::unique_ptr<RealStack> stack_;
+  // With crash_loop events and node agents: the marker dir of kCrashLoopWrapper, in the stack's
+  // temporary dir; else empty (containers run as written).
+  std::string crash_loop_dir_;
   std::unique_ptr<HttpApiClient> api_;
   std::unique_ptr<Observer> observer_;
   RealMonitor monitor_;
@@ -244,7 +268,7 @@ Status RealRun::EnsureNamespace(const std::string& ns) {
 
 Status RealRun::CreateController(const ControllerConfig& c) {
   ReplicationController want = ControllerFromConfig(c);
-  if (agents()) GiveContainersACommand(&want.spec.template_);
+  if (agents()) GiveContainersACommand(&want.spec.template_, crash_loop_dir_);
   const auto deadline = SteadyClock::now() + kActionRetryFor;
   Result<ControllerPtr> rc = Status(Code::kUnavailable, "not sent");
   while (true) {
@@ -278,7 +302,7 @@ Status RealRun::UpdateController(const UpdateControllerAction& a) {
     if (a.selector) rc.spec.selector = *a.selector;
     if (a.template_) {
       rc.spec.template_ = *a.template_;
-      if (agents()) GiveContainersACommand(&rc.spec.template_);
+      if (agents()) GiveContainersACommand(&rc.spec.template_, crash_loop_dir_);
     }
     Result<ControllerPtr> up = Call<Result<ControllerPtr>>(
         [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Update(rc, cb); });
@@ -409,9 +433,34 @@ Status RealRun::KillPods(const PodTarget& target) {
   if (!agents()) return Status(Code::kInvalid, "kill_pods needs node agents");
   Result<std::vector<PodPtr>> chosen = ChooseTargets(target);
   if (!chosen.ok()) return chosen.status();
-  // A chosen pod whose container has not started yet is killed once it has (bounded wait).
-  const auto deadline = SteadyClock::now() + std::chrono::seconds(10);
+  return KillContainersOf(*chosen);
+}
+
+// The chosen pods' markers are created, then their running containers SIGKILLed (exit 137, where the
+// simulation's exit with 1): the agents restart them per restartPolicy, and every start while the
+// marker exists exits 1 at once, so the kubelet's crash-loop backoff applies as in the simulation.
+// After `for` the markers go; the next start (after the backoff) runs the container's command.
+Status RealRun::CrashLoop(const CrashLoopAction& a, Duration at) {
+  if (!agents() || crash_loop_dir_.empty()) return Status(Code::kInvalid, "crash_loop needs node agents");
+  Result<std::vector<PodPtr>> chosen = ChooseTargets(a.target);
+  if (!chosen.ok()) return chosen.status();
+  std::vector<std::string> markers;
   for (const PodPtr& p : *chosen) {
+    markers.push_back(crash_loop_dir_ + "/" + p->metadata.uid);
+    std::ofstream(markers.back()) << KeyOf(p->metadata) << "\n";
+    Log("crash_loop: " + KeyOf(p->metadata) + " exits at every start for " + Seconds(a.for_));
+  }
+  Schedule(at + a.for_, [this, markers] {
+    std::error_code ec;
+    for (const std::string& m : markers) std::filesystem::remove(m, ec);
+    Log("crash_loop: over for " + std::to_string(markers.size()) + " pod(s)");
+  });
+  return KillContainersOf(*chosen);
+}
+
+Status RealRun::KillContainersOf(const std::vector<PodPtr>& pods) {
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(10);
+  for (const PodPtr& p : pods) {
     while (stack_->KillPodContainers(p->metadata.uid) == 0) {
       if (SteadyClock::now() >= deadline) {
         return Status(Code::kUnavailable,
@@ -538,6 +587,7 @@ Status RealRun::Fire(const ScenarioEvent& e, Duration at) {
     return RestartEtcd(leader, k->down, at, e.kind);
   }
   if (const auto* k = std::get_if<KillPodsAction>(&a)) return KillPods(k->target);
+  if (const auto* c = std::get_if<CrashLoopAction>(&a)) return CrashLoop(*c, at);
   if (const auto* f = std::get_if<FailNodeAction>(&a)) return FailNode(*f, at);
   if (const auto* n = std::get_if<StopNodeAgentAction>(&a)) return StopNodeAgents(*n, at);
   if (const auto* n = std::get_if<NodeCapacityAction>(&a)) return SetNodeCapacity(*n);
@@ -869,6 +919,15 @@ RunResult RealRun::Run() {
     }
     stack_ = std::move(stack).value();
     Log("real stack: " + stack_->Describe());
+    const bool crash_loops = std::any_of(s_.events.begin(), s_.events.end(), [](const ScenarioEvent& e) {
+      return std::holds_alternative<CrashLoopAction>(e.action);
+    });
+    if (crash_loops && agents()) {
+      crash_loop_dir_ = stack_->temp_dir() + "/crash-loop";
+      std::error_code ec;
+      std::filesystem::create_directories(crash_loop_dir_, ec);
+      if (ec) Fail("creating " + crash_loop_dir_ + ": " + ec.message());
+    }
     api_options.base_url = stack_->api_url();
   }
   Result<std::unique_ptr<HttpApiClient>> api = HttpApiClient::Create(api_options);
@@ -1053,6 +1112,7 @@ std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_clust
     const ScenarioEvent& e = s.events[i];
     const std::string pointer = "/events/" + std::to_string(i) + "/" + e.kind;
     if (std::holds_alternative<KillPodsAction>(e.action) ||
+        std::holds_alternative<CrashLoopAction>(e.action) ||
         std::holds_alternative<FailNodeAction>(e.action) ||
         std::holds_alternative<StopNodeAgentAction>(e.action) ||
         std::holds_alternative<StartNodeAgentAction>(e.action) ||
@@ -1066,17 +1126,11 @@ std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_clust
       }
       continue;
     }
-    if (std::holds_alternative<CrashLoopAction>(e.action)) {
-      add(pointer,
-          "real mode cannot make a container exit right after each start for a while (the node agents "
-          "run the container's command as it is); the simulation only (kill_pods kills a container once)");
-      continue;
-    }
     if (std::holds_alternative<SetReadyAction>(e.action) ||
         std::holds_alternative<FlapReadinessAction>(e.action)) {
       add(pointer,
-          "real mode cannot fail a container's readiness check: the node agents run no readiness probes "
-          "(a running container is ready) and hollow nodes run nothing; the simulation only");
+          "real mode cannot set a container's readiness: the node agents run only the exec readinessProbes "
+          "the pod templates have, and hollow nodes run nothing; the simulation only");
       continue;
     }
     if (const auto* r = std::get_if<RestartEtcdAction>(&e.action);
