@@ -12,7 +12,7 @@ using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 
 RunResult MakeRun(const std::string& scenario, uint64_t seed, bool passed, std::optional<int> converged_ms,
-              const std::string& mode = "sim") {
+                  const std::string& mode = "sim") {
   RunResult r;
   r.scenario = scenario;
   r.seed = seed;
@@ -51,9 +51,9 @@ TEST(ModeComparisonTest, OneSeedKeepsTheOneSeedLineAndFields) {
 }
 
 TEST(ModeComparisonTest, SeedsGiveMedianMinMaxAndTheRatioToTheMedian) {
-  std::vector<ModeComparison> cs =
-      CompareModes({MakeRun("web", 11, true, 3000, "real")},
-                   {MakeRun("web", 11, true, 1000), MakeRun("web", 12, true, 1500), MakeRun("web", 13, true, 1200)});
+  std::vector<ModeComparison> cs = CompareModes(
+      {MakeRun("web", 11, true, 3000, "real")},
+      {MakeRun("web", 11, true, 1000), MakeRun("web", 12, true, 1500), MakeRun("web", 13, true, 1200)});
   ASSERT_EQ(cs.size(), 1u);
   const ModeComparison& c = cs[0];
   EXPECT_EQ(c.sim.size(), 3u);
@@ -79,16 +79,16 @@ TEST(ModeComparisonTest, SeedsGiveMedianMinMaxAndTheRatioToTheMedian) {
 }
 
 TEST(ModeComparisonTest, EvenSeedsTakeTheLowerMiddleAsTheSwarmP50Does) {
-  std::vector<ModeComparison> cs =
-      CompareModes({MakeRun("web", 1, true, 1000, "real")}, {MakeRun("web", 1, true, 400), MakeRun("web", 2, true, 100),
-                                                         MakeRun("web", 3, true, 300), MakeRun("web", 4, true, 200)});
+  std::vector<ModeComparison> cs = CompareModes({MakeRun("web", 1, true, 1000, "real")},
+                                                {MakeRun("web", 1, true, 400), MakeRun("web", 2, true, 100),
+                                                 MakeRun("web", 3, true, 300), MakeRun("web", 4, true, 200)});
   EXPECT_DOUBLE_EQ(cs[0].sim_median.value(), 0.2);
 }
 
 TEST(ModeComparisonTest, ASeedThatDisagreesWithTheMajoritySplitsAndFails) {
-  std::vector<ModeComparison> cs =
-      CompareModes({MakeRun("web", 1, true, 1000, "real")},
-                   {MakeRun("web", 1, true, 900), MakeRun("web", 2, false, 5000), MakeRun("web", 3, true, 1100)});
+  std::vector<ModeComparison> cs = CompareModes(
+      {MakeRun("web", 1, true, 1000, "real")},
+      {MakeRun("web", 1, true, 900), MakeRun("web", 2, false, 5000), MakeRun("web", 3, true, 1100)});
   const ModeComparison& c = cs[0];
   EXPECT_TRUE(c.SimMajorityPassed());
   EXPECT_TRUE(c.MajorityAgrees());
@@ -104,25 +104,27 @@ TEST(ModeComparisonTest, ASeedThatDisagreesWithTheMajoritySplitsAndFails) {
 }
 
 TEST(ModeComparisonTest, AMajorityAgainstTheRealVerdictDiffers) {
-  std::vector<ModeComparison> cs =
-      CompareModes({MakeRun("web", 1, true, 1000, "real")},
-                   {MakeRun("web", 1, false, 900), MakeRun("web", 2, false, 800), MakeRun("web", 3, true, 1100)});
+  std::vector<ModeComparison> cs = CompareModes(
+      {MakeRun("web", 1, true, 1000, "real")},
+      {MakeRun("web", 1, false, 900), MakeRun("web", 2, false, 800), MakeRun("web", 3, true, 1100)});
   EXPECT_EQ(cs[0].Outcome(), "DIFFERS");
   EXPECT_THAT(ModeComparisonLine(cs[0]), HasSubstr("(sim FAIL at seeds 1, 2)"));
   EXPECT_EQ(ModeComparisonToJson(cs[0])["majority_verdict_matches"], false);
 }
 
 TEST(ModeComparisonTest, ATieIsAFailingMajority) {
-  std::vector<ModeComparison> cs = CompareModes({MakeRun("web", 1, false, 1000, "real")},
-                                                {MakeRun("web", 1, true, 900), MakeRun("web", 2, false, 800)});
+  std::vector<ModeComparison> cs =
+      CompareModes({MakeRun("web", 1, false, 1000, "real")},
+                   {MakeRun("web", 1, true, 900), MakeRun("web", 2, false, 800)});
   EXPECT_FALSE(cs[0].SimMajorityPassed());
   EXPECT_EQ(cs[0].Outcome(), "SPLIT");  // the real FAIL is the majority's, seed 1 disagrees
   EXPECT_EQ(ModeComparisonToJson(cs[0])["sim"]["verdict"], "FAIL");
 }
 
 TEST(ModeComparisonTest, FailingInBothModesOnEverySeedIsTheSameVerdict) {
-  std::vector<ModeComparison> cs = CompareModes({MakeRun("web", 1, false, 1000, "real")},
-                                                {MakeRun("web", 1, false, 900), MakeRun("web", 2, false, 800)});
+  std::vector<ModeComparison> cs =
+      CompareModes({MakeRun("web", 1, false, 1000, "real")},
+                   {MakeRun("web", 1, false, 900), MakeRun("web", 2, false, 800)});
   EXPECT_TRUE(cs[0].EverySeedAgrees());
   EXPECT_EQ(cs[0].Outcome(), "SAME");
 }
@@ -142,9 +144,10 @@ TEST(ModeComparisonTest, SeedsThatNeverConvergedAreCountedNotMedianed) {
 }
 
 TEST(ModeComparisonTest, GroupsByScenarioInTheRealRunsOrder) {
-  std::vector<ModeComparison> cs = CompareModes(
-      {MakeRun("b", 1, true, 1000, "real"), MakeRun("a", 5, true, 1000, "real")},
-      {MakeRun("a", 5, true, 500), MakeRun("a", 6, true, 600), MakeRun("b", 1, true, 100), MakeRun("c", 1, false, 100)});
+  std::vector<ModeComparison> cs =
+      CompareModes({MakeRun("b", 1, true, 1000, "real"), MakeRun("a", 5, true, 1000, "real")},
+                   {MakeRun("a", 5, true, 500), MakeRun("a", 6, true, 600), MakeRun("b", 1, true, 100),
+                    MakeRun("c", 1, false, 100)});
   ASSERT_EQ(cs.size(), 2u);  // c ran only in the simulation: no row
   EXPECT_EQ(cs[0].scenario, "b");
   EXPECT_EQ(cs[0].sim.size(), 1u);
@@ -165,8 +168,8 @@ TEST(ModeComparisonTest, HtmlHasTheModesTableWithEverySeedAndThePairedPlot) {
   options.comparison_title = "Simulation and real mode";
   options.mode_comparisons =
       CompareModes({MakeRun("web", 1, true, 1000, "real"), MakeRun("db", 3, true, 1000, "real")},
-                   {MakeRun("web", 1, true, 900), MakeRun("web", 2, false, 800), MakeRun("web", 3, true, 1100),
-                    MakeRun("db", 3, true, 500)});
+                   {MakeRun("web", 1, true, 900), MakeRun("web", 2, false, 800),
+                    MakeRun("web", 3, true, 1100), MakeRun("db", 3, true, 500)});
   const std::string html =
       HtmlReport({MakeRun("web", 1, true, 1000, "real"), MakeRun("db", 3, true, 1000, "real")}, options);
   EXPECT_THAT(html, HasSubstr("Simulation and real mode"));
