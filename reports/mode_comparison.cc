@@ -1,9 +1,9 @@
 #include "reports/mode_comparison.h"
 
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <map>
+
+#include "reports/suite_stats.h"
 
 namespace rcsim {
 namespace {
@@ -18,13 +18,6 @@ std::string Secs(std::optional<double> v) {
 const char* Verdict(bool passed) { return passed ? "PASS" : "FAIL"; }
 
 nlohmann::json Opt(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-
-// Nearest-rank percentile of sorted values (as SwarmStats::Percentile).
-double Percentile(const std::vector<double>& sorted, double q) {
-  auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
-  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
-  return sorted[rank - 1];
-}
 
 }  // namespace
 
@@ -46,23 +39,22 @@ std::vector<ModeComparison> CompareModes(const std::vector<RunResult>& real,
                                          const std::vector<RunResult>& sim) {
   std::map<std::string, std::vector<const RunResult*>> by_scenario;
   for (const RunResult& r : sim) by_scenario[r.scenario].push_back(&r);
+  // Pass counts and the convergence percentiles are the swarm's (the same definitions as its line).
+  std::map<std::string, SwarmStats> swarm;
+  for (SwarmStats& s : ComputeSwarmStats(sim)) swarm.emplace(s.scenario, std::move(s));
   std::vector<ModeComparison> out;
   for (const RunResult& r : real) {
     ModeComparison c;
     c.scenario = r.scenario;
     c.real = ModeRunOf(r);
-    std::vector<double> converged;
-    for (const RunResult* s : by_scenario[r.scenario]) {
-      c.sim.push_back(ModeRunOf(*s));
-      c.sim_passed += s->passed ? 1 : 0;
-      c.sim_never_converged += c.sim.back().never_converged ? 1 : 0;
-      if (c.sim.back().convergence) converged.push_back(*c.sim.back().convergence);
-    }
-    if (!converged.empty()) {
-      std::sort(converged.begin(), converged.end());
-      c.sim_min = converged.front();
-      c.sim_median = Percentile(converged, 0.5);
-      c.sim_max = converged.back();
+    for (const RunResult* s : by_scenario[r.scenario]) c.sim.push_back(ModeRunOf(*s));
+    if (auto it = swarm.find(r.scenario); it != swarm.end()) {
+      const SwarmStats& s = it->second;
+      c.sim_passed = s.passed;
+      c.sim_never_converged = s.never_converged;
+      c.sim_min = s.Percentile(0);
+      c.sim_median = s.Percentile(0.5);
+      c.sim_max = s.Percentile(1);
     }
     if (c.real.convergence && c.sim_median && *c.sim_median > 0)
       c.ratio = *c.real.convergence / *c.sim_median;

@@ -627,9 +627,10 @@ int Run(const std::vector<std::string>& argv) {
     for (RunResult& r : results) r.trace.clear();
   }
   // --compare: the swarm is the simulation's.
-  const std::vector<RunResult>& swarm_runs = a.compare ? sim_results : results;
+  const std::vector<SwarmStats> swarm =
+      per_seed ? ComputeSwarmStats(a.compare ? sim_results : results) : std::vector<SwarmStats>{};
   if (per_seed) {
-    for (const SwarmStats& s : ComputeSwarmStats(swarm_runs)) {
+    for (const SwarmStats& s : swarm) {
       std::cout << "swarm " << SwarmLine(s) << "\n";
       for (std::size_t i = 0; i < s.failing_seeds.size(); ++i)
         std::cout << "    replay: " << s.replay[i] << "\n";
@@ -696,7 +697,7 @@ int Run(const std::vector<std::string>& argv) {
     }
     if (per_seed) {
       std::ofstream(std::filesystem::path(a.report_dir) / "swarm.json")
-          << SwarmStatsToJson(ComputeSwarmStats(results)).dump(2) << "\n";
+          << SwarmStatsToJson(a.compare ? ComputeSwarmStats(results) : swarm).dump(2) << "\n";
     }
 #ifdef RCSIM_REAL_MODE
     if (a.compare) {
@@ -712,8 +713,7 @@ int Run(const std::vector<std::string>& argv) {
         return kExitUsage;
       }
       if (per_seed) {
-        std::ofstream(sim_dir / "swarm.json")
-            << SwarmStatsToJson(ComputeSwarmStats(sim_results)).dump(2) << "\n";
+        std::ofstream(sim_dir / "swarm.json") << SwarmStatsToJson(swarm).dump(2) << "\n";
       }
       nlohmann::json cmp = nlohmann::json::array();
       for (const ModeComparison& c : modes) cmp.push_back(ModeComparisonToJson(c));

@@ -45,6 +45,15 @@ RealStackOptions Options() {
   return o;
 }
 
+// RunScenarioReal's options with the programs of this build.
+RealRunOptions RunOptions() {
+  RealRunOptions o;
+  o.apiserver_binary = RCSIM_APISERVER_BINARY;
+  o.controller_manager_binary = RCSIM_CONTROLLER_MANAGER_BINARY;
+  o.node_agent_binary = RCSIM_NODE_AGENT_BINARY;
+  return o;
+}
+
 // Nothing listens on the port any more: it can be bound again (SO_REUSEADDR: connections of the
 // stopped processes may linger in TIME_WAIT, which is the kernel's, not a leak).
 bool PortFree(int port) {
@@ -430,10 +439,7 @@ expect:
   - final: {controller: web, running: 2}
   - status_matches: {controller: web}
 )");
-  RealRunOptions o;
-  o.apiserver_binary = RCSIM_APISERVER_BINARY;
-  o.controller_manager_binary = RCSIM_CONTROLLER_MANAGER_BINARY;
-  o.node_agent_binary = RCSIM_NODE_AGENT_BINARY;
+  RealRunOptions o = RunOptions();
   o.etcd_members = 3;
   RunResult r = RunScenarioReal(s, 1, o);
   EXPECT_TRUE(r.passed) << r.error;
@@ -459,10 +465,7 @@ expect:
   - final: {controller: web, running: 8}
   - status_matches: {controller: web}
 )");
-  RealRunOptions o;
-  o.apiserver_binary = RCSIM_APISERVER_BINARY;
-  o.controller_manager_binary = RCSIM_CONTROLLER_MANAGER_BINARY;
-  o.node_agent_binary = RCSIM_NODE_AGENT_BINARY;
+  RealRunOptions o = RunOptions();
   RunResult r = RunScenarioReal(s, 1, o);
   EXPECT_TRUE(r.passed) << r.error;
   for (const ExpectationOutcome& e : r.expectations) EXPECT_TRUE(e.passed) << e.text << ": " << e.detail;
@@ -494,10 +497,7 @@ expect:
   - final: {controller: web, running: 4}
   - status_matches: {controller: web}
 )");
-  RealRunOptions o;
-  o.apiserver_binary = RCSIM_APISERVER_BINARY;
-  o.controller_manager_binary = RCSIM_CONTROLLER_MANAGER_BINARY;
-  o.node_agent_binary = RCSIM_NODE_AGENT_BINARY;
+  RealRunOptions o = RunOptions();
   RunResult r = RunScenarioReal(s, 1, o);
   EXPECT_TRUE(r.passed) << r.error;
   for (const ExpectationOutcome& e : r.expectations) EXPECT_TRUE(e.passed) << e.text << ": " << e.detail;
@@ -527,10 +527,7 @@ expect:
   - final: {controller: web, running: 3}
   - status_matches: {controller: web}
 )");
-  RealRunOptions o;
-  o.apiserver_binary = RCSIM_APISERVER_BINARY;
-  o.controller_manager_binary = RCSIM_CONTROLLER_MANAGER_BINARY;
-  o.node_agent_binary = RCSIM_NODE_AGENT_BINARY;
+  RealRunOptions o = RunOptions();
   RunResult r = RunScenarioReal(s, 1, o);
   EXPECT_TRUE(r.passed) << r.error;
   for (const ExpectationOutcome& e : r.expectations) EXPECT_TRUE(e.passed) << e.text << ": " << e.detail;
