@@ -48,7 +48,7 @@ struct Flags {
   std::string tls_key_file;
   std::string client_ca_file;
   int io_threads = 2;
-  int worker_threads = 8;
+  int worker_threads = HttpServerOptions{}.worker_threads;
   std::size_t max_body_bytes = 3 << 20;
   int max_connections = 4096;
   int max_watches = 2048;
@@ -74,7 +74,7 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
       "PEM CA bundle: a client certificate signed by it authenticates (CN: user, O: groups); HTTPS only")(
       "io-threads", po::value(&f->io_threads)->default_value(f->io_threads), "socket threads")(
       "worker-threads", po::value(&f->worker_threads)->default_value(f->worker_threads),
-      "threads running registry (etcd) calls")(
+      "threads running registry (etcd) calls: requests served at once")(
       "max-body-bytes", po::value(&f->max_body_bytes)->default_value(f->max_body_bytes),
       "larger request bodies get 413")(
       "max-connections", po::value(&f->max_connections)->default_value(f->max_connections),

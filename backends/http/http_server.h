@@ -68,7 +68,10 @@ struct HttpServerOptions {
   std::function<std::string()> metrics;
   std::size_t max_body_bytes = 3 << 20;  // larger request bodies get 413
   int io_threads = 2;
-  int worker_threads = 8;
+  // Registry calls in flight at once (each blocks its thread on one etcd round trip). kube-apiserver
+  // serves up to 400 + 200 (--max-requests-inflight, --max-mutating-requests-inflight); 8 held a
+  // controller's slow-start batch of pod creates to 8 etcd round trips at a time.
+  int worker_threads = 64;
   Duration default_watch_timeout = std::chrono::minutes(30);
   Duration idle_timeout = std::chrono::minutes(5);  // idle keep-alive connections are closed
   // A watch client that falls this far behind is disconnected (as kube-apiserver closes a watcher
