@@ -1,5 +1,6 @@
 #include "fakes/sim_loop.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace rcsim {
@@ -8,55 +9,101 @@ TimePoint SimLoop::Epoch() {
   return TimePoint(std::chrono::sys_days(std::chrono::year(2014) / 6 / 6));
 }
 
+uint32_t SimLoop::Store(std::function<void()> fn) {
+  if (free_slots_.empty()) {
+    slots_.push_back(std::move(fn));
+    return static_cast<uint32_t>(slots_.size() - 1);
+  }
+  const uint32_t slot = free_slots_.back();
+  free_slots_.pop_back();
+  slots_[slot] = std::move(fn);
+  return slot;
+}
+
 TimerId SimLoop::Schedule(Duration delay, std::function<void()> fn) {
   if (delay < Duration::zero()) delay = Duration::zero();
-  uint64_t seq = next_seq_++;
-  heap_.push(Timer{now_ + delay, seq, std::move(fn)});
+  const uint64_t seq = next_seq_++;
+  const Event e{now_ + delay, seq, Store(std::move(fn))};
+  if (delay == Duration::zero()) {
+    lane_.push_back(e);
+  } else {
+    heap_.push_back(e);
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
+  }
   return seq;
 }
 
 void SimLoop::Cancel(TimerId id) {
   if (id == 0 || id >= next_seq_) return;
   // Only record ids still pending: a fired timer's id would otherwise leak into cancelled_.
-  // Pending-ness is checked lazily: ids in cancelled_ that are no longer in the heap are erased when
-  // the heap drains (see DropCancelledTop / RunOne).
+  // Pending-ness is checked lazily: ids in cancelled_ that are no longer queued are erased when
+  // they reach the front (see DropCancelledFront).
   cancelled_.insert(id);
-  if (cancelled_.size() > heap_.size()) {
-    // Some cancelled ids already fired; rebuild the set from the heap (rare).
+  if (cancelled_.size() > heap_.size() + lane_.size()) {
+    // Some cancelled ids already fired; rebuild the set from what is queued (rare).
     std::unordered_set<uint64_t> live;
-    auto copy = heap_;
-    while (!copy.empty()) {
-      if (cancelled_.count(copy.top().seq)) live.insert(copy.top().seq);
-      copy.pop();
+    for (const Event& e : heap_) {
+      if (cancelled_.count(e.seq)) live.insert(e.seq);
+    }
+    for (const Event& e : lane_) {
+      if (cancelled_.count(e.seq)) live.insert(e.seq);
     }
     cancelled_.swap(live);
   }
 }
 
-void SimLoop::DropCancelledTop() {
-  while (!heap_.empty()) {
-    auto it = cancelled_.find(heap_.top().seq);
+bool SimLoop::LaneFirst() const {
+  if (lane_.empty()) return false;
+  return heap_.empty() || Later{}(heap_.front(), lane_.front());
+}
+
+void SimLoop::DropCancelledFront() {
+  while (!cancelled_.empty()) {
+    const bool lane = LaneFirst();
+    if (!lane && heap_.empty()) return;
+    const Event& front = lane ? lane_.front() : heap_.front();
+    auto it = cancelled_.find(front.seq);
     if (it == cancelled_.end()) return;
     cancelled_.erase(it);
-    heap_.pop();
+    slots_[front.slot] = nullptr;
+    free_slots_.push_back(front.slot);
+    if (lane) {
+      lane_.pop_front();
+    } else {
+      std::pop_heap(heap_.begin(), heap_.end(), Later{});
+      heap_.pop_back();
+    }
   }
 }
 
 std::optional<TimePoint> SimLoop::NextDue() const {
-  const_cast<SimLoop*>(this)->DropCancelledTop();
+  const_cast<SimLoop*>(this)->DropCancelledFront();
+  if (LaneFirst()) return lane_.front().due;
   if (heap_.empty()) return std::nullopt;
-  return heap_.top().due;
+  return heap_.front().due;
 }
 
 bool SimLoop::RunOne() {
-  DropCancelledTop();
-  if (heap_.empty()) return false;
-  Timer t = std::move(const_cast<Timer&>(heap_.top()));
-  heap_.pop();
-  assert(t.due >= now_);
-  now_ = t.due;
+  DropCancelledFront();
+  Event e;
+  if (LaneFirst()) {
+    e = lane_.front();
+    lane_.pop_front();
+  } else if (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
+    e = heap_.back();
+    heap_.pop_back();
+  } else {
+    return false;
+  }
+  // Moved out before it runs: what it schedules may reuse the slot or grow slots_.
+  std::function<void()> fn = std::move(slots_[e.slot]);
+  slots_[e.slot] = nullptr;
+  free_slots_.push_back(e.slot);
+  assert(e.due >= now_);
+  now_ = e.due;
   ++events_run_;
-  t.fn();
+  fn();
   return true;
 }
 
