@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string_view>
 #include <utility>
 
 namespace rcsim {
@@ -67,7 +68,9 @@ NodePodIndex::NodePodIndex(ApiClient* api, ClusterApi* cluster, Executor* execut
 NodePodIndex::~NodePodIndex() {
   *alive_ = false;
   watch_.reset();
-  for (auto& [node, s] : subscribers_) s->open = false;
+  for (auto& [node, subs] : subscribers_) {
+    for (auto& s : subs) s->open = false;
+  }
 }
 
 std::size_t NodePodIndex::pods_on(const std::string& node) const {
@@ -165,8 +168,9 @@ void NodePodIndex::Emit(const std::string& node, typename ApiWatchEvent<Pod>::Ty
   ApiWatchEvent<Pod> ev;
   ev.type = type;
   ev.object = pod;
-  auto range = subscribers_.equal_range(node);
-  for (auto it = range.first; it != range.second; ++it) Deliver(it->second, ev);
+  if (auto subs = subscribers_.find(node); subs != subscribers_.end()) {
+    for (const SubscriberPtr& s : subs->second) Deliver(s, ev);
+  }
   log_.push_back(Entry{revision, node, std::move(ev)});
   while (log_.size() > log_limit_) {
     log_floor_ = log_.front().revision;
@@ -190,13 +194,19 @@ void NodePodIndex::Deliver(const SubscriberPtr& s, const ApiWatchEvent<Pod>& ev)
 }
 
 void NodePodIndex::EndAll() {
-  std::multimap<std::string, SubscriberPtr> subs = std::move(subscribers_);
+  auto subs = std::move(subscribers_);
   subscribers_.clear();
-  for (auto& [node, s] : subs) {
-    ApiWatchEvent<Pod> ev;
-    ev.type = ApiWatchEvent<Pod>::Type::kError;
-    ev.error = Status(Code::kGone, "the node pod index re-listed");
-    Deliver(s, ev);
+  std::vector<std::string> nodes;
+  nodes.reserve(subs.size());
+  for (const auto& [node, of_node] : subs) nodes.push_back(node);
+  std::sort(nodes.begin(), nodes.end());  // deliveries are posted: their order is the trace's
+  for (const std::string& node : nodes) {
+    for (const SubscriberPtr& s : subs[node]) {
+      ApiWatchEvent<Pod> ev;
+      ev.type = ApiWatchEvent<Pod>::Type::kError;
+      ev.error = Status(Code::kGone, "the node pod index re-listed");
+      Deliver(s, ev);
+    }
   }
 }
 
@@ -205,7 +215,10 @@ void NodePodIndex::List(const std::string& node, Callback<Result<ObjectList<Pod>
     ObjectList<Pod> out;
     out.resource_version = std::to_string(revision_);
     if (auto it = by_node_.find(node); it != by_node_.end()) {
-      for (const auto& [key, pod] : it->second) out.items.push_back(pod);
+      std::vector<std::pair<std::string_view, PodPtr>> pods(it->second.begin(), it->second.end());
+      std::sort(pods.begin(), pods.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      out.items.reserve(pods.size());
+      for (auto& [key, pod] : pods) out.items.push_back(std::move(pod));
     }
     executor_->Post([done, out = std::move(out)]() mutable { done(std::move(out)); });
   };
@@ -249,16 +262,14 @@ std::unique_ptr<ApiWatch> NodePodIndex::Watch(const std::string& node, const std
   for (auto e = first; e != log_.end(); ++e) {
     if (e->node == node) Deliver(s, e->event);
   }
-  subscribers_.emplace(node, s);
+  subscribers_[node].push_back(s);
   return std::make_unique<SubscriberHandle>([this, alive = alive_, s] {
     s->open = false;
     if (!*alive) return;
-    for (auto r = subscribers_.equal_range(s->node); r.first != r.second; ++r.first) {
-      if (r.first->second == s) {
-        subscribers_.erase(r.first);
-        return;
-      }
-    }
+    auto subs = subscribers_.find(s->node);
+    if (subs == subscribers_.end()) return;
+    std::erase(subs->second, s);
+    if (subs->second.empty()) subscribers_.erase(subs);
   });
 }
 

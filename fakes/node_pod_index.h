@@ -14,15 +14,15 @@
 // any error of the underlying watch ends the watch with one kError (kGone); the watcher re-lists, as
 // with the registry.
 //
-// Deterministic: ordered containers only. Thread-safety: none; runs on the simulation's Executor
-// (the wrapped client must call back there too).
+// Deterministic: hash maps only where nothing iterates them in an order that reaches a caller (a list
+// sorts the node's pods by key; EndAll goes through the nodes in name order). Thread-safety: none; runs on
+// the simulation's Executor (the wrapped client must call back there too).
 #ifndef RCSIM_FAKES_NODE_POD_INDEX_H_
 #define RCSIM_FAKES_NODE_POD_INDEX_H_
 
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -106,12 +106,12 @@ class NodePodIndex {
   bool synced_ = false;
   int64_t revision_ = 0;   // last revision applied
   int64_t log_floor_ = 0;  // the log holds every node event after this revision
-  // node -> key -> pod (in key order: what a list returns), and key -> node; hash maps where no
-  // order is needed (one lookup per event).
-  std::unordered_map<std::string, std::map<std::string, PodPtr>> by_node_;
+  // node -> key -> pod (a list sorts them by key), and key -> node: one lookup each per event.
+  std::unordered_map<std::string, std::unordered_map<std::string, PodPtr>> by_node_;
   std::unordered_map<std::string, std::string> node_of_;
   std::deque<Entry> log_;
-  std::multimap<std::string, SubscriberPtr> subscribers_;  // by node
+  // node -> its watchers, in the order they subscribed (the order they are delivered to).
+  std::unordered_map<std::string, std::vector<SubscriberPtr>> subscribers_;
   std::vector<std::function<void()>> waiting_lists_;       // lists asked before the first sync
   uint64_t relists_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

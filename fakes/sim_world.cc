@@ -238,7 +238,7 @@ void SimWorld::ApplyPod(const std::string& key, const PodPtr& pod, int64_t revis
   running_pods_ += static_cast<int>(running(pod)) - static_cast<int>(running(old));
   if (old && pod && last_change_.owner_before == last_change_.owner_after) {
     // Same owner (most changes: binding, status): its group keeps the key; only the tallies move.
-    auto owner = pods_by_owner_.find({meta.namespace_, last_change_.owner_before});
+    auto owner = pods_by_owner_.find(OwnerKeyView(meta.namespace_, last_change_.owner_before));
     if (owner != pods_by_owner_.end()) {
       it->second = pod;
       Contribute(owner->second, meta.namespace_, last_change_.owner_before, *old, -1);
@@ -247,7 +247,7 @@ void SimWorld::ApplyPod(const std::string& key, const PodPtr& pod, int64_t revis
     }
   }
   if (old) {
-    auto owner = pods_by_owner_.find({meta.namespace_, last_change_.owner_before});
+    auto owner = pods_by_owner_.find(OwnerKeyView(meta.namespace_, last_change_.owner_before));
     if (owner != pods_by_owner_.end()) {
       Contribute(owner->second, meta.namespace_, last_change_.owner_before, *old, -1);
       owner->second.keys.erase(key);
@@ -302,7 +302,7 @@ void SimWorld::Contribute(OwnerGroup& group, const std::string& ns, const std::s
 }
 
 void SimWorld::RecountGroup(const std::string& ns, const std::string& owner) {
-  auto it = pods_by_owner_.find({ns, owner});
+  auto it = pods_by_owner_.find(OwnerKeyView(ns, owner));
   if (it == pods_by_owner_.end()) return;
   OwnerGroup& group = it->second;
   group.active = group.running = group.ready = 0;
@@ -339,13 +339,13 @@ SimWorld::ControllerView SimWorld::View(const std::string& ns, const std::string
   view.status = rc.status;
   const Labels& selector = EffectiveSelector(rc);
   if (selector.empty()) return view;
-  auto owned = pods_by_owner_.find({ns, name});
+  auto owned = pods_by_owner_.find(OwnerKeyView(ns, name));
   if (owned != pods_by_owner_.end()) {
     view.active = owned->second.active;
     view.running = owned->second.running;
     view.ready = owned->second.ready;
   }
-  auto orphans = pods_by_owner_.find({ns, ""});
+  auto orphans = pods_by_owner_.find(OwnerKeyView(ns, ""));
   if (orphans == pods_by_owner_.end()) return view;
   for (const std::string& key : orphans->second.keys) {
     const Pod& pod = *pods_.at(key);
@@ -361,6 +361,7 @@ std::vector<std::string> SimWorld::ControllerKeys() const {
   std::vector<std::string> keys;
   keys.reserve(controllers_.size());
   for (const auto& [key, rc] : controllers_) keys.push_back(KeyOf(rc->metadata));
+  std::sort(keys.begin(), keys.end());
   return keys;
 }
 
@@ -377,7 +378,7 @@ std::vector<std::string> SimWorld::PodsOf(const std::string& ns, const std::stri
   const Labels& selector = EffectiveSelector(rc);
   if (selector.empty()) return keys;
   for (const std::string& owner : {name, std::string()}) {
-    auto group = pods_by_owner_.find({ns, owner});
+    auto group = pods_by_owner_.find(OwnerKeyView(ns, owner));
     if (group == pods_by_owner_.end()) continue;
     for (const std::string& key : group->second.keys) {
       const Pod& pod = *pods_.at(key);

@@ -35,8 +35,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "engine/api_client.h"
@@ -218,22 +221,38 @@ class SimWorld {
   std::unique_ptr<SimManager> other_manager_;  // from options_.manager_factory
   int manager_starts_ = 0;
 
-  // Mirror of the store (ground truth for checkers).
+  // Mirror of the store (ground truth for checkers). Hash maps: nothing iterates them in an order
+  // that reaches behaviour (ControllerKeys and PodsOf sort what they return; the rest are sums).
   std::unique_ptr<Watch> mirror_watch_;
-  std::map<std::string, PodPtr> pods_;                // by store key
-  std::map<std::string, ControllerPtr> controllers_;  // by store key
+  std::unordered_map<std::string, PodPtr> pods_;                // by store key
+  std::unordered_map<std::string, ControllerPtr> controllers_;  // by store key
   // (ns, owner controller name or "" for orphans) -> its pods, and (owned groups only) the counts of
   // those that View counts for the controller of that name: uid matches, selector matches.
   struct OwnerGroup {
-    std::set<std::string> keys;  // store keys
+    std::unordered_set<std::string> keys;  // store keys
     int active = 0;
     int running = 0;
     int ready = 0;
   };
+  // (ns, owner), looked up as a pair of string_views without copying either string.
+  using OwnerKey = std::pair<std::string, std::string>;
+  using OwnerKeyView = std::pair<std::string_view, std::string_view>;
+  struct OwnerKeyHash {
+    using is_transparent = void;
+    std::size_t operator()(const OwnerKeyView& k) const {
+      const std::size_t a = std::hash<std::string_view>{}(k.first);
+      return a ^ (std::hash<std::string_view>{}(k.second) + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
+    }
+    std::size_t operator()(const OwnerKey& k) const { return (*this)(OwnerKeyView(k.first, k.second)); }
+  };
+  struct OwnerKeyEqual {
+    using is_transparent = void;
+    bool operator()(const OwnerKeyView& a, const OwnerKeyView& b) const { return a == b; }
+  };
   void Contribute(OwnerGroup& group, const std::string& ns, const std::string& owner, const Pod& pod,
                   int sign);
   void RecountGroup(const std::string& ns, const std::string& owner);
-  std::map<std::pair<std::string, std::string>, OwnerGroup> pods_by_owner_;
+  std::unordered_map<OwnerKey, OwnerGroup, OwnerKeyHash, OwnerKeyEqual> pods_by_owner_;
   int64_t observed_revision_ = 0;
   int64_t active_pods_ = 0;
   int64_t running_pods_ = 0;
