@@ -17,8 +17,6 @@ bool HasFinalizer(const ObjectMeta& m, const char* f) {
 
 bool IsOwnerKind(const OwnerReference& ref) { return ref.kind == "ReplicationController"; }
 
-std::string RcKey(const std::string& ns, const std::string& name) { return ns + "/" + name; }
-
 }  // namespace
 
 GarbageCollector::GarbageCollector(GarbageCollectorOptions options, ApiClient* api, ClusterApi* cluster,
@@ -162,7 +160,7 @@ void GarbageCollector::Pass() {
 GarbageCollector::Owner GarbageCollector::OwnerState(const std::string& ns, const OwnerReference& ref) {
   if (!IsOwnerKind(ref)) return Owner::kPresent;
   if (absent_.count(ref.uid)) return Owner::kAbsent;
-  ControllerPtr rc = rcs_->Get(RcKey(ns, ref.name));
+  ControllerPtr rc = rcs_->Get(ns, ref.name);
   if (rc && rc->metadata.uid == ref.uid) return Owner::kPresent;
   return Owner::kUnknown;  // the cache may lag: ask the API
 }

@@ -6,8 +6,9 @@
 //
 // Handlers: on_upsert(old_or_null, new) for ADDED/MODIFIED (and for objects found by a re-list),
 // on_delete(last_state) for DELETED (and for objects a re-list no longer finds). Objects are keyed by
-// "namespace/name" ("name" for cluster-scoped kinds) in a hash map (an event costs one hash lookup);
-// objects() gives them in key order (deterministic iteration), sorted on each call.
+// "namespace/name" ("name" for cluster-scoped kinds) in a hash map that is also searched by the
+// (namespace, name) pair itself, so an event costs one hash lookup and builds no key string; objects()
+// gives them in key order (deterministic iteration), sorted on each call.
 //
 // Thread-safety: none. Every call and every callback must run on the Executor's thread: the client's
 // callbacks are expected there (the in-process client posts to the executor; production wraps its
@@ -19,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -59,9 +61,14 @@ class ObjectCache {
 
   void Start() { Relist(state_); }
 
-  // The cached object for a key, or null.
-  Ptr Get(const std::string& key) const {
+  // The cached object for a key ("namespace/name", or "name" when cluster-scoped), or null.
+  Ptr Get(std::string_view key) const {
     auto it = state_->objects.find(key);
+    return it == state_->objects.end() ? nullptr : it->second;
+  }
+  // The cached object named `name` in `ns` ("" when cluster-scoped), or null.
+  Ptr Get(std::string_view ns, std::string_view name) const {
+    auto it = state_->objects.find(KeyParts{ns, name});
     return it == state_->objects.end() ? nullptr : it->second;
   }
   // Every cached object in key order: a sorted snapshot, O(n log n); for periodic passes, not per event.
@@ -80,6 +87,42 @@ class ObjectCache {
   }
 
  private:
+  // The key ns + "/" + name (name alone when ns is empty), not built.
+  struct KeyParts {
+    std::string_view ns;
+    std::string_view name;
+  };
+  // Hashes a key by its two parts (split at its first '/'), so that a key and its KeyParts hash alike.
+  struct KeyHash {
+    using is_transparent = void;
+    static std::size_t Parts(std::string_view ns, std::string_view name) {
+      const std::size_t a = std::hash<std::string_view>{}(ns);
+      return a ^ (std::hash<std::string_view>{}(name) + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
+    }
+    std::size_t operator()(std::string_view key) const {
+      const std::size_t slash = key.find('/');
+      if (slash == std::string_view::npos) return Parts({}, key);
+      return Parts(key.substr(0, slash), key.substr(slash + 1));
+    }
+    std::size_t operator()(const std::string& key) const { return (*this)(std::string_view(key)); }
+    std::size_t operator()(const KeyParts& k) const {
+      if (k.ns.empty()) return (*this)(k.name);
+      if (k.ns.find('/') == std::string_view::npos) return Parts(k.ns, k.name);
+      return (*this)(std::string(k.ns) + "/" + std::string(k.name));  // not a valid namespace; rare
+    }
+  };
+  struct KeyEqual {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const { return a == b; }
+    bool operator()(std::string_view key, const KeyParts& k) const {
+      if (k.ns.empty()) return key == k.name;
+      return key.size() == k.ns.size() + 1 + k.name.size() && key.starts_with(k.ns) &&
+             key[k.ns.size()] == '/' && key.ends_with(k.name);
+    }
+    bool operator()(const KeyParts& k, std::string_view key) const { return (*this)(key, k); }
+  };
+  static KeyParts PartsOf(const T& obj) { return KeyParts{obj.metadata.namespace_, obj.metadata.name}; }
+
   struct State {
     ResourceClient<T>* client = nullptr;
     Executor* executor = nullptr;
@@ -91,17 +134,21 @@ class ObjectCache {
     bool synced = false;
     uint64_t relists = 0;
     uint64_t generation = 0;  // bumped per (re-)list; stale watch callbacks are ignored
-    std::unordered_map<std::string, Ptr> objects;
+    std::unordered_map<std::string, Ptr, KeyHash, KeyEqual> objects;
     std::unique_ptr<ApiWatch> watch;
   };
 
   static void Upsert(State& s, const Ptr& obj) {
-    Ptr& slot = s.objects[KeyOf(*obj)];
-    Ptr old = slot;
-    slot = obj;
+    Ptr old;
+    if (auto it = s.objects.find(PartsOf(*obj)); it != s.objects.end()) {
+      old = std::exchange(it->second, obj);
+    } else {
+      s.objects.emplace(KeyOf(*obj), obj);
+    }
     if (s.handlers.on_upsert) s.handlers.on_upsert(old, obj);
   }
-  static void Remove(State& s, const std::string& key) {
+  template <typename Key>
+  static void Remove(State& s, const Key& key) {
     auto it = s.objects.find(key);
     if (it == s.objects.end()) return;
     Ptr last = std::move(it->second);
@@ -129,7 +176,7 @@ class ObjectCache {
       std::sort(gone.begin(), gone.end());  // deletes delivered in key order
       for (const std::string& key : gone) Remove(*s, key);
       for (const Ptr& obj : r->items) {
-        auto cur = s->objects.find(KeyOf(*obj));
+        auto cur = s->objects.find(PartsOf(*obj));
         if (cur != s->objects.end() &&
             cur->second->metadata.resource_version == obj->metadata.resource_version) {
           continue;
@@ -147,7 +194,7 @@ class ObjectCache {
             switch (ev.type) {
               case E::kAdded:
               case E::kModified: Upsert(*s, ev.object); return;
-              case E::kDeleted: Remove(*s, KeyOf(*ev.object)); return;
+              case E::kDeleted: Remove(*s, PartsOf(*ev.object)); return;
               case E::kBookmark: return;
               case E::kError:
                 ++s->generation;  // ignore anything else this watch delivers
