@@ -1,12 +1,14 @@
 // Full simulated stack sync throughput: the replication manager, the API registry, the in-memory etcd
-// and the simulated nodes, all in one SimWorld. One iteration creates N/100 controllers of 100 replicas,
-// runs until every pod is Running, scales every controller to 0 and runs until every pod is gone.
+// and the simulated nodes, all in one SimWorld. One iteration creates N/100 controllers of 100 replicas
+// on max(100, N/100) nodes, runs until every pod is Running, scales every controller to 0 and runs until
+// every pod is gone.
 // items_per_second counts pod creations + deletions (2N per iteration) per second of wall time;
 // converge_wall_s and converge_cpu_us_per_pod measure the first phase alone (N pods converging from empty).
 // scripts/bench runs each size in its own process (for its peak RSS) and writes the figures as JSON.
 #include <benchmark/benchmark.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -50,7 +52,8 @@ void BM_FullStackCreateThenDelete(benchmark::State& state) {
     state.PauseTiming();
     SimWorldOptions options;
     options.seed = 1;
-    options.nodes = 100;
+    // One node per 100 pods (at least 100): every size fits under the nodes' default 110 pods each.
+    options.nodes = static_cast<int>(std::max<int64_t>(100, pods / 100));
     // Throughput setting: enough workers and requeue budget that the manager is not the limit by
     // configuration.
     options.manager.workers = 64;
