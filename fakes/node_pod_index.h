@@ -112,7 +112,7 @@ class NodePodIndex {
   std::deque<Entry> log_;
   // node -> its watchers, in the order they subscribed (the order they are delivered to).
   std::unordered_map<std::string, std::vector<SubscriberPtr>> subscribers_;
-  std::vector<std::function<void()>> waiting_lists_;       // lists asked before the first sync
+  std::vector<std::function<void()>> waiting_lists_;  // lists asked before the first sync
   uint64_t relists_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

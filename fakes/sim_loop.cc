@@ -5,9 +5,7 @@
 
 namespace rcsim {
 
-TimePoint SimLoop::Epoch() {
-  return TimePoint(std::chrono::sys_days(std::chrono::year(2014) / 6 / 6));
-}
+TimePoint SimLoop::Epoch() { return TimePoint(std::chrono::sys_days(std::chrono::year(2014) / 6 / 6)); }
 
 uint32_t SimLoop::Store(std::function<void()> fn) {
   if (free_slots_.empty()) {

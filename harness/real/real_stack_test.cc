@@ -37,22 +37,18 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-RealStackOptions Options() {
-  RealStackOptions o;
+// RealStack's or RunScenarioReal's options with the programs of this build.
+template <typename OptionsT>
+OptionsT WithThisBuildsPrograms() {
+  OptionsT o;
   o.apiserver_binary = RCSIM_APISERVER_BINARY;
   o.controller_manager_binary = RCSIM_CONTROLLER_MANAGER_BINARY;
   o.node_agent_binary = RCSIM_NODE_AGENT_BINARY;
   return o;
 }
 
-// RunScenarioReal's options with the programs of this build.
-RealRunOptions RunOptions() {
-  RealRunOptions o;
-  o.apiserver_binary = RCSIM_APISERVER_BINARY;
-  o.controller_manager_binary = RCSIM_CONTROLLER_MANAGER_BINARY;
-  o.node_agent_binary = RCSIM_NODE_AGENT_BINARY;
-  return o;
-}
+RealStackOptions Options() { return WithThisBuildsPrograms<RealStackOptions>(); }
+RealRunOptions RunOptions() { return WithThisBuildsPrograms<RealRunOptions>(); }
 
 // Nothing listens on the port any more: it can be bound again (SO_REUSEADDR: connections of the
 // stopped processes may linger in TIME_WAIT, which is the kernel's, not a leak).
