@@ -42,7 +42,7 @@ class World2014 {
       : store_(&loop_, &loop_),
         registry_(&store_, &loop_, &registry_rng_),
         inner_api_(&registry_, &loop_),
-        api_(&inner_api_, &loop_, &loop_, &fault_rng_),
+        api_(&inner_api_, &store_, &loop_, &loop_, &fault_rng_),
         trace_(&loop_, /*keep_lines=*/true) {
     api_.SetLatencyAll(api_latency, api_latency);
   }

@@ -46,12 +46,19 @@ struct FieldRequirement {
   bool operator==(const FieldRequirement&) const = default;
 };
 
+// How a list's resource_version is read (resourceVersionMatch). kNotOlderThan (the default) serves the
+// latest state, whatever resource_version says; kExact serves the state at exactly resource_version (a
+// revision, not "" or "0", and not with a continue token: kBadRequest), kGone if it was compacted.
+enum class ResourceVersionMatch { kNotOlderThan, kExact };
+
 struct ListOptions {
   LabelSelector label_selector;
   std::string field_name;                // fieldSelector metadata.name=<field_name>; empty: any
   std::vector<FieldRequirement> fields;  // further fieldSelector terms; all must hold
   int64_t limit = 0;                     // 0: no limit
   std::string continue_token;
+  std::string resource_version;  // lists only (a watch takes its own); see ResourceVersionMatch
+  ResourceVersionMatch resource_version_match = ResourceVersionMatch::kNotOlderThan;
 };
 
 template <typename T>

@@ -118,7 +118,7 @@ void ControllerInformer::ListFromApi() {
   api_watch_.reset();
   std::weak_ptr<int> alive = alive_;
   Executor* executor = executor_;
-  api_->controllers().List("", ListOptions{},
+  api_->controllers().List("", InformerListOptions(high_revision_, high_revision_gone_),
                            [this, alive, executor, generation](Result<ObjectList<ReplicationController>> r) {
                              executor->Post([this, alive, generation, r = std::move(r)]() mutable {
                                if (alive.expired() || generation != watch_generation_) return;
@@ -131,10 +131,12 @@ void ControllerInformer::ListFromApi() {
 void ControllerInformer::OnApiList(Result<ObjectList<ReplicationController>> result) {
   if (!result.ok()) {
     logger_->Log(LogLevel::kWarning, "controller informer: list failed: " + result.status().ToString());
+    if (result.status().code() == Code::kGone) high_revision_gone_ = true;
     ScheduleRelist(/*failure=*/true);
     return;
   }
   if (lists_++ > 0) ++metrics_->relists;
+  high_revision_gone_ = false;
   const std::optional<int64_t> list_rv = ResourceVersionNumber(result->resource_version);
   if (!list_rv) {
     logger_->Log(LogLevel::kWarning,
@@ -317,10 +319,10 @@ void ControllerInformer::Upsert(const std::string& store_key, const Value& value
     copy->metadata.resource_version = std::move(rv);
     rc = std::move(copy);
   }
-  Apply(store_key, std::move(rc), mod_revision);
+  Apply(store_key, rc, mod_revision);
 }
 
-void ControllerInformer::Apply(const std::string& store_key, ControllerPtr rc, int64_t mod_revision) {
+void ControllerInformer::Apply(const std::string& store_key, const ControllerPtr& rc, int64_t mod_revision) {
   std::string key = KeyOf(rc->metadata);
   auto known = key_of_store_key_.find(store_key);
   if (known != key_of_store_key_.end() && known->second != key) {

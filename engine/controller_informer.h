@@ -104,7 +104,7 @@ class ControllerInformer {
   void OnWatchResponse(const WatchResponse& resp);
   void ScheduleRelist(bool failure);
   void Upsert(const std::string& store_key, const Value& value, int64_t mod_revision);
-  void Apply(const std::string& store_key, ControllerPtr rc, int64_t mod_revision);
+  void Apply(const std::string& store_key, const ControllerPtr& rc, int64_t mod_revision);
   void Remove(const std::string& store_key, int64_t revision);
 
   Options options_;
@@ -121,8 +121,9 @@ class ControllerInformer {
   bool synced_ = false;
   int64_t lists_ = 0;
   RelistBackoff backoff_;
-  int64_t high_revision_ = 0;      // newest revision the cache reflects
-  uint64_t watch_generation_ = 0;  // responses of older watches are ignored
+  int64_t high_revision_ = 0;        // newest revision the cache reflects
+  bool high_revision_gone_ = false;  // an API list at high_revision_ answered 410: list consistently
+  uint64_t watch_generation_ = 0;    // responses of older watches are ignored
   std::unique_ptr<Watch> watch_;
   std::unique_ptr<ApiWatch> api_watch_;
   bool listing_ = false;  // an API list is in flight

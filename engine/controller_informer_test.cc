@@ -69,7 +69,7 @@ class ControllerInformerTest : public ::testing::Test {
     });
   }
 
-  std::unique_ptr<ControllerInformer> NewInformer(ControllerInformer::Options options = {}) {
+  std::unique_ptr<ControllerInformer> NewInformer(const ControllerInformer::Options& options = {}) {
     ControllerInformer::Handlers h;
     h.on_add = [this](const ControllerPtr& rc) { log_.push_back("add " + rc->metadata.name); };
     h.on_update = [this](const ControllerPtr&, const ControllerPtr& rc) {
@@ -287,7 +287,7 @@ TEST(ControllerInformerApiTest, ListsAndWatchesThroughTheApiAndRecoversFromADrop
   Mt19937Rng rng(1);
   Registry registry(&store, &loop, &rng);
   InProcessApiClient inner(&registry, &loop);
-  FaultyApiClient api(&inner, &loop, &loop, &rng);
+  FaultyApiClient api(&inner, &store, &loop, &loop, &rng);
   NullLogger logger;
   ManagerMetrics metrics;
   std::vector<std::string> events;

@@ -13,6 +13,13 @@ std::optional<int64_t> ResourceVersionNumber(const std::string& rv) {
   return v;
 }
 
+ListOptions InformerListOptions(int64_t last_synced_revision, bool last_synced_gone) {
+  ListOptions opts;
+  if (last_synced_gone) return opts;
+  opts.resource_version = last_synced_revision > 0 ? std::to_string(last_synced_revision) : "0";
+  return opts;
+}
+
 PodInformer::PodInformer(Options options, ApiClient* api, Executor* executor, Logger* logger,
                          ManagerMetrics* metrics, Handlers handlers)
     : options_(options),
@@ -68,24 +75,28 @@ void PodInformer::List() {
   watch_.reset();
   std::weak_ptr<int> alive = alive_;
   Executor* executor = executor_;
-  api_->pods().List("", ListOptions{}, [this, alive, executor, generation](Result<ObjectList<Pod>> r) {
-    executor->Post([this, alive, generation, r = std::move(r)]() mutable {
-      if (alive.expired() || generation != generation_) return;
-      listing_ = false;
-      OnList(std::move(r));
-    });
-  });
+  api_->pods().List("", InformerListOptions(synced_revision_, synced_revision_gone_),
+                    [this, alive, executor, generation](Result<ObjectList<Pod>> r) {
+                      executor->Post([this, alive, generation, r = std::move(r)]() mutable {
+                        if (alive.expired() || generation != generation_) return;
+                        listing_ = false;
+                        OnList(std::move(r));
+                      });
+                    });
 }
 
 void PodInformer::OnList(Result<ObjectList<Pod>> result) {
   if (!result.ok()) {
     logger_->Log(LogLevel::kWarning, "pod informer: list failed: " + result.status().ToString());
+    if (result.status().code() == Code::kGone) synced_revision_gone_ = true;
     ScheduleRelist(/*failure=*/true);
     return;
   }
   if (lists_++ > 0) ++metrics_->relists;
   ObjectList<Pod>& list = *result;
   std::optional<int64_t> list_rv = ResourceVersionNumber(list.resource_version);
+  synced_revision_gone_ = false;
+  if (list_rv) synced_revision_ = std::max(synced_revision_, *list_rv);
   std::unordered_set<std::string> listed;
   listed.reserve(list.items.size());
   for (const PodPtr& pod : list.items) {
@@ -123,6 +134,11 @@ void PodInformer::StartWatch(const std::string& resource_version) {
 }
 
 void PodInformer::OnWatchEvent(const ApiWatchEvent<Pod>& ev) {
+  if (ev.object != nullptr && ev.type != ApiWatchEvent<Pod>::Type::kError) {
+    if (std::optional<int64_t> rv = ResourceVersionNumber(ev.object->metadata.resource_version)) {
+      synced_revision_ = std::max(synced_revision_, *rv);
+    }
+  }
   switch (ev.type) {
     case ApiWatchEvent<Pod>::Type::kAdded:
     case ApiWatchEvent<Pod>::Type::kModified:

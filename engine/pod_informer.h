@@ -119,6 +119,8 @@ class PodInformer {
   bool synced_ = false;
   bool listing_ = false;
   int64_t lists_ = 0;
+  int64_t synced_revision_ = 0;        // newest revision of a list or watch event; 0: none yet
+  bool synced_revision_gone_ = false;  // a list at synced_revision_ answered 410: list consistently
   RelistBackoff backoff_;
   uint64_t generation_ = 0;  // events of older lists/watches are ignored
   std::unique_ptr<ApiWatch> watch_;
@@ -132,6 +134,12 @@ class PodInformer {
 
 // The numeric value of a resourceVersion, or nullopt if it is not a decimal number.
 std::optional<int64_t> ResourceVersionNumber(const std::string& rv);
+
+// The options of an informer's list, chosen as client-go's reflector chooses them: resourceVersion "0"
+// (any state, possibly a lagging cache's) before the informer synced anything; its last synced revision
+// (a state not older than what it has seen) afterwards, so a re-list never goes back in time; and ""
+// (a consistent read) once a list at that revision failed with 410 Gone.
+ListOptions InformerListOptions(int64_t last_synced_revision, bool last_synced_gone);
 
 }  // namespace rcsim
 

@@ -57,9 +57,11 @@ class PodInformerTest : public ::testing::Test {
     auto next = std::make_shared<size_t>(0);
     EXPECT_CALL(api_.mock_pods(), List("", _, _))
         .Times(static_cast<int>(shared->size()))
-        .WillRepeatedly(
-            [shared, next](const std::string&, const ListOptions&,
-                           const Callback<Result<ObjectList<Pod>>>& done) { done((*shared)[(*next)++]); });
+        .WillRepeatedly([this, shared, next](const std::string&, const ListOptions& opts,
+                                             const Callback<Result<ObjectList<Pod>>>& done) {
+          list_rvs_.push_back(opts.resource_version);
+          done((*shared)[(*next)++]);
+        });
   }
 
   void Send(ApiWatchEvent<Pod>::Type type, PodPtr pod, Status error = Status()) {
@@ -76,6 +78,7 @@ class PodInformerTest : public ::testing::Test {
   NullLogger logger_;
   ManagerMetrics metrics_;
   std::vector<std::string> watch_rvs_;
+  std::vector<std::string> list_rvs_;  // the resourceVersion of every list, in order
   MockResourceClient<Pod>::EventFn on_event_;
   std::vector<std::string> log_;
   std::unique_ptr<PodInformer> informer_;
@@ -114,6 +117,31 @@ TEST_F(PodInformerTest, RelistsAtOnceOnGone) {
   EXPECT_EQ(metrics_.relists, 1u);
   EXPECT_EQ(watch_rvs_, (std::vector<std::string>{"10", "20"}));
   EXPECT_EQ(log_, (std::vector<std::string>{"add a", "add b", "update b", "add c", "delete a"}));
+}
+
+// As client-go's reflector: the first list may come from a cache ("0"); a re-list asks for a state not
+// older than the newest revision the informer saw (its list or any watch event), so a lagging cache
+// never takes it back in time; after a list at that revision answered 410, it reads consistently ("").
+TEST_F(PodInformerTest, RelistsNotOlderThanWhatItSawAndConsistentlyAfterGone) {
+  ExpectLists({ListOf("10", {MakePod("a", "3")}), Status(Code::kGone, "too old resource version: 14"),
+               ListOf("20", {MakePod("a", "3")}), ListOf("25", {})});
+  informer_->Start();
+  loop_.RunUntilIdle();
+  Send(ApiWatchEvent<Pod>::Type::kAdded, MakePod("b", "13"));
+  Send(ApiWatchEvent<Pod>::Type::kDeleted, MakePod("b", "14"));
+  Send(ApiWatchEvent<Pod>::Type::kError, nullptr, Status(Code::kUnavailable, "dropped"));
+  loop_.RunFor(std::chrono::seconds(5));
+  ASSERT_TRUE(informer_->HasSynced());
+  Send(ApiWatchEvent<Pod>::Type::kError, nullptr, Status(Code::kGone, "expired"));
+  EXPECT_EQ(list_rvs_, (std::vector<std::string>{"0", "14", "", "20"}));
+  EXPECT_EQ(informer_->size(), 0u);
+}
+
+TEST(InformerListOptionsTest, ZeroThenLastSyncedThenConsistent) {
+  EXPECT_EQ(InformerListOptions(0, false).resource_version, "0");
+  EXPECT_EQ(InformerListOptions(42, false).resource_version, "42");
+  EXPECT_EQ(InformerListOptions(42, true).resource_version, "");
+  EXPECT_EQ(InformerListOptions(42, false).resource_version_match, ResourceVersionMatch::kNotOlderThan);
 }
 
 TEST_F(PodInformerTest, ListErrorsRetryWithBackoffAndDoNotSync) {

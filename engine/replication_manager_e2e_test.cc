@@ -33,10 +33,10 @@ class ManagerE2eTest : public ::testing::Test {
         registry_(&store_, &loop_, &rng_),
         inner_api_(&registry_, &loop_),
         fault_rng_(11),
-        api_(&inner_api_, &loop_, &loop_, &fault_rng_),
+        api_(&inner_api_, &store_, &loop_, &loop_, &fault_rng_),
         manager_rng_(3) {}
 
-  void StartManager(ManagerOptions options = {}) {
+  void StartManager(const ManagerOptions& options = {}) {
     manager_ = std::make_unique<ReplicationManager>(options, &store_, &api_, &loop_, &loop_, &manager_rng_,
                                                     &trace_, &logger_);
     manager_->Start();

@@ -4,6 +4,9 @@
 #include <utility>
 #include <vector>
 
+#include "fakes/revision_timeline.h"
+#include "registry/registry.h"
+
 namespace rcsim {
 
 uint64_t ApiFaultCounters::calls_total() const {
@@ -67,7 +70,7 @@ class FaultyResourceClient;
 
 class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
  public:
-  Core(ApiClient* inner, Clock* clock, Executor* executor, Rng* rng);
+  Core(ApiClient* inner, Store* history, Clock* clock, Executor* executor, Rng* rng);
 
   ApiClient* inner() { return inner_; }
   Clock* clock() { return clock_; }
@@ -120,7 +123,7 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
 
   // Executes one unary call. `invoke(cb)` issues the call on the inner client.
   template <typename R>
-  void Call(Verb verb, bool is_list, std::function<void(Callback<R>)> invoke, Callback<R> done) {
+  void Call(Verb verb, std::function<void(Callback<R>)> invoke, Callback<R> done) {
     Plan plan = Decide(verb);
     switch (plan.kind) {
       case Plan::Kind::kPartition:
@@ -150,34 +153,64 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
         return;
       case Plan::Kind::kPass: break;
     }
-    After(plan.latency, [this, verb, is_list, crash = crash_epoch_, invoke = std::move(invoke),
-                         done = std::move(done)]() mutable {
-      Sent(verb);
-      if (crash != crash_epoch_) {
-        const bool write =
-            verb == Verb::kCreate || verb == Verb::kUpdate || verb == Verb::kPatch || verb == Verb::kDelete;
-        done(R(Status(write ? Code::kTimeout : Code::kUnavailable, crash_why_)));
-        return;
-      }
-      invoke([weak = weak_from_this(), epoch = epoch_, is_list, done = std::move(done)](R r) mutable {
-        auto self = weak.lock();
-        if (!self || self->epoch_ != epoch) return;
-        const Duration lag = self->stale_lag_.Get(self->Now());
-        if (is_list && lag > Duration::zero()) {
-          self->After(lag, [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
-        } else {
-          done(std::move(r));
-        }
-      });
-    });
+    After(plan.latency,
+          [this, verb, crash = crash_epoch_, invoke = std::move(invoke), done = std::move(done)]() mutable {
+            Sent(verb);
+            if (crash != crash_epoch_) {
+              const bool write = verb == Verb::kCreate || verb == Verb::kUpdate || verb == Verb::kPatch ||
+                                 verb == Verb::kDelete;
+              done(R(Status(write ? Code::kTimeout : Code::kUnavailable, crash_why_)));
+              return;
+            }
+            invoke([weak = weak_from_this(), epoch = epoch_, done = std::move(done)](R r) mutable {
+              auto self = weak.lock();
+              if (!self || self->epoch_ != epoch) return;
+              done(std::move(r));
+            });
+          });
   }
 
-  // The delay of the next watch event (watch delay draw plus stale lag).
-  Duration WatchEventDelay() {
+  // During a stale window, pins a list that may be served from a cache (resourceVersion "0", or N not
+  // older than N) to the revision current `lag` ago, never before the window opened nor older than N:
+  // resourceVersionMatch=Exact. False (opts unchanged) if the list is to be served fresh: no window, a
+  // consistent read (resourceVersion ""), nothing newer happened since, or the caller chose its exact
+  // revision or continues a list.
+  bool PinStaleList(ListOptions* opts) {
+    if (stale_lag_.Get(Now()) <= Duration::zero() || !opts->continue_token.empty() ||
+        opts->resource_version.empty() || opts->resource_version_match == ResourceVersionMatch::kExact) {
+      return false;
+    }
+    int64_t at = timeline_.StaleRevision();
+    if (Result<int64_t> floor = ParseResourceVersion(opts->resource_version); floor.ok()) {
+      at = std::max(at, *floor);
+    }
+    if (at <= 0 || timeline_.IsLatest(at)) return false;
+    opts->resource_version = std::to_string(at);
+    opts->resource_version_match = ResourceVersionMatch::kExact;
+    ++counters_.stale_lists;
+    return true;
+  }
+
+  // The delay of a watch event of `revision` (0: none, as an error): the watch delay draw plus, in a
+  // stale window, what is left of `lag` since the revision became current.
+  Duration WatchEventDelay(int64_t revision) {
     const TimePoint now = Now();
     const LatencyRange d = watch_delay_.Get(now);
     Duration delay = d.max > d.min ? rng_->Uniform(d.min, d.max) : d.min;
-    return delay + stale_lag_.Get(now);
+    const Duration lag = stale_lag_.Get(now);
+    if (lag <= Duration::zero()) return delay;
+    const std::optional<TimePoint> happened = revision > 0 ? timeline_.BecameCurrent(revision) : now;
+    if (!happened) return delay;  // a stale view shows it already
+    return delay + std::max(Duration::zero(), *happened + lag - now);
+  }
+
+  void SetStaleLag(Duration lag, std::optional<TimePoint> until) {
+    const bool open =
+        lag > Duration::zero() && (stale_lag_.Get(Now()) <= Duration::zero() || !timeline_.recording());
+    stale_lag_.Set(lag, until);
+    timeline_.set_lag(lag);
+    // A new window never shows the world as it was before the window began.
+    if (open) timeline_.OpenWindow();
   }
 
   // Enders take `silent`: end without delivering the kError event.
@@ -199,14 +232,14 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
   std::array<VerbFaults, kApiVerbCount> verbs_;
   Timed<LatencyRange> watch_delay_;
   Timed<Duration> stale_lag_;
+  RevisionTimeline timeline_;  // when each revision of `history` became current (stale reads)
   Timed<bool> partitioned_;
   Duration timeout_ = std::chrono::seconds(1);
   ApiFaultCounters counters_;
   std::map<uint64_t, std::function<void(bool)>> watch_enders_;
   uint64_t crash_epoch_ = 0;  // bumped by FailInFlight: calls sent in an older one fail on arrival
   std::string crash_why_;
-  uint64_t epoch_ = 0;  // bumped by AbandonPending; pending work of an older epoch is dropped  // active
-                        // watches, by id (ordered: drop order)
+  uint64_t epoch_ = 0;  // bumped by AbandonPending; pending work of an older epoch is dropped
 
  private:
   ApiClient* const inner_;
@@ -254,21 +287,35 @@ class FaultyResourceClient final : public ResourceClient<T> {
 
   void Get(const std::string& ns, const std::string& name, Callback<Result<Ptr>> done) override {
     core_->Call<Result<Ptr>>(
-        Verb::kGet, false,
+        Verb::kGet,
         [core = core_, ns, name](Callback<Result<Ptr>> cb) { Inner(core).Get(ns, name, std::move(cb)); },
         std::move(done));
   }
   void List(const std::string& ns, const ListOptions& opts, Callback<Result<ObjectList<T>>> done) override {
     core_->Call<Result<ObjectList<T>>>(
-        Verb::kList, true,
+        Verb::kList,
         [core = core_, ns, opts](Callback<Result<ObjectList<T>>> cb) {
-          Inner(core).List(ns, opts, std::move(cb));
+          ListOptions at = opts;
+          if (!core->PinStaleList(&at)) {
+            Inner(core).List(ns, opts, std::move(cb));
+            return;
+          }
+          // Compacted past the stale revision: served fresh, as a cache that caught up would.
+          Inner(core).List(ns, at,
+                           [weak = core->weak_from_this(), ns, opts, cb](Result<ObjectList<T>> r) mutable {
+                             auto c = weak.lock();
+                             if (c && !r.ok() && r.status().code() == Code::kGone) {
+                               Inner(c.get()).List(ns, opts, std::move(cb));
+                               return;
+                             }
+                             cb(std::move(r));
+                           });
         },
         std::move(done));
   }
   void Create(const std::string& ns, T object, Callback<Result<Ptr>> done) override {
     core_->Call<Result<Ptr>>(
-        Verb::kCreate, false,
+        Verb::kCreate,
         [core = core_, ns, obj = std::make_shared<const T>(std::move(object))](Callback<Result<Ptr>> cb) {
           Inner(core).Create(ns, *obj, std::move(cb));
         },
@@ -276,7 +323,7 @@ class FaultyResourceClient final : public ResourceClient<T> {
   }
   void Update(T object, Callback<Result<Ptr>> done) override {
     core_->Call<Result<Ptr>>(
-        Verb::kUpdate, false,
+        Verb::kUpdate,
         [core = core_, obj = std::make_shared<const T>(std::move(object))](Callback<Result<Ptr>> cb) {
           Inner(core).Update(*obj, std::move(cb));
         },
@@ -284,7 +331,7 @@ class FaultyResourceClient final : public ResourceClient<T> {
   }
   void UpdateStatus(T object, Callback<Result<Ptr>> done) override {
     core_->Call<Result<Ptr>>(
-        Verb::kUpdate, false,
+        Verb::kUpdate,
         [core = core_, obj = std::make_shared<const T>(std::move(object))](Callback<Result<Ptr>> cb) {
           Inner(core).UpdateStatus(*obj, std::move(cb));
         },
@@ -293,7 +340,7 @@ class FaultyResourceClient final : public ResourceClient<T> {
   void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
               Callback<Result<Ptr>> done) override {
     core_->Call<Result<Ptr>>(
-        Verb::kDelete, false,
+        Verb::kDelete,
         [core = core_, ns, name, opts](Callback<Result<Ptr>> cb) {
           Inner(core).Delete(ns, name, opts, std::move(cb));
         },
@@ -302,7 +349,7 @@ class FaultyResourceClient final : public ResourceClient<T> {
   void PatchOwnerReferences(const std::string& ns, const std::string& name, const OwnerReferencePatch& patch,
                             Callback<Result<Ptr>> done) override {
     core_->Call<Result<Ptr>>(
-        Verb::kPatch, false,
+        Verb::kPatch,
         [core = core_, ns, name, patch](Callback<Result<Ptr>> cb) {
           Inner(core).PatchOwnerReferences(ns, name, patch, std::move(cb));
         },
@@ -360,7 +407,7 @@ class FaultyResourceClient final : public ResourceClient<T> {
                                 s->ended = true;
                                 c->UnregisterWatch(s->id);
                               }
-                              Deliver(c.get(), s, ev, c->WatchEventDelay());
+                              Deliver(c.get(), s, ev, c->WatchEventDelay(RevisionOf(ev)));
                             });
       if (!st->inner) {
         End(core, weak_state, Code::kUnavailable, "inner client refused the watch", Duration::zero());
@@ -387,6 +434,13 @@ class FaultyResourceClient final : public ResourceClient<T> {
   };
 
   static ResourceClient<T>& Inner(Core* core) { return InnerOf<T>(core->inner()); }
+
+  // The revision an event happened at (its object's resourceVersion), 0 if it has none.
+  static int64_t RevisionOf(const ApiWatchEvent<T>& ev) {
+    if (ev.object == nullptr) return 0;
+    Result<int64_t> rv = ParseResourceVersion(ev.object->metadata.resource_version);
+    return rv.ok() ? *rv : 0;
+  }
 
   // Delivers `ev` after `delay`, never before the watch's previous delivery (order preserved).
   static void Deliver(Core* core, const std::shared_ptr<WatchState<T>>& st, const ApiWatchEvent<T>& ev,
@@ -429,8 +483,8 @@ class FaultyResourceClient final : public ResourceClient<T> {
   Core* const core_;
 };
 
-FaultyApiClient::Core::Core(ApiClient* inner, Clock* clock, Executor* executor, Rng* rng)
-    : inner_(inner), clock_(clock), executor_(executor), rng_(rng) {}
+FaultyApiClient::Core::Core(ApiClient* inner, Store* history, Clock* clock, Executor* executor, Rng* rng)
+    : timeline_(history, clock), inner_(inner), clock_(clock), executor_(executor), rng_(rng) {}
 
 ResourceClient<Pod>& FaultyApiClient::Core::pods() {
   if (!pods_) pods_ = std::make_unique<FaultyResourceClient<Pod>>(this);
@@ -441,8 +495,8 @@ ResourceClient<ReplicationController>& FaultyApiClient::Core::controllers() {
   return *controllers_;
 }
 
-FaultyApiClient::FaultyApiClient(ApiClient* inner, Clock* clock, Executor* executor, Rng* rng)
-    : core_(std::make_shared<Core>(inner, clock, executor, rng)) {
+FaultyApiClient::FaultyApiClient(ApiClient* inner, Store* history, Clock* clock, Executor* executor, Rng* rng)
+    : core_(std::make_shared<Core>(inner, history, clock, executor, rng)) {
   core_->pods();
   core_->controllers();
 }
@@ -478,7 +532,7 @@ void FaultyApiClient::SetWatchDelay(Duration min, Duration max, std::optional<Ti
   core_->watch_delay_.Set(MakeRange(min, max), until);
 }
 void FaultyApiClient::SetStaleLag(Duration lag, std::optional<TimePoint> until) {
-  core_->stale_lag_.Set(std::max(lag, Duration::zero()), until);
+  core_->SetStaleLag(std::max(lag, Duration::zero()), until);
 }
 void FaultyApiClient::SetPartitioned(bool partitioned, std::optional<TimePoint> until) {
   core_->partitioned_.Set(partitioned, until);
@@ -500,6 +554,7 @@ void FaultyApiClient::ClearFaults() {
   for (auto& v : core_->verbs_) v = VerbFaults{};
   core_->watch_delay_ = {};
   core_->stale_lag_ = {};
+  core_->timeline_.set_lag(Duration::zero());
   core_->partitioned_ = {};
 }
 bool FaultyApiClient::partitioned() const { return core_->partitioned_.Get(core_->Now()); }

@@ -14,9 +14,17 @@
 //   its reply is delivered as the inner client delivers it. Calls may therefore be reordered.
 // - Watch delay (uniform [min, max] per event): each watch event is delivered later, never reordered
 //   within one watch (an event is never delivered before the one before it).
-// - Stale reads with lag L: implemented at the client level by delaying every List reply and every
-//   watch event by L on top of the other delays, so what the caller sees describes the state of the
-//   server L earlier. (Gets are not delayed: Kubernetes serves them from etcd, quorum reads.)
+// - Stale reads with lag L (a lagging watch cache in the API server): from the moment a window opens,
+//   the `history` store's revisions are timed (fakes/revision_timeline.h). A List is a snapshot read:
+//   it is served at the revision current at max(now - L, window start) (resourceVersionMatch=Exact; the
+//   list's resourceVersion says which), so a caller that lists inside the window, a restarted one
+//   included, sees the world as it was L ago. A watch event is delivered L after its revision became
+//   current (on top of the watch delay), so a watch started from that list's resourceVersion replays
+//   the last L of changes as they happened, L late; an event the stale view already shows (before the
+//   window, or more than L ago) comes at once. A list whose revision was compacted meanwhile is served
+//   fresh (a cache that caught up). Gets are fresh: without a resourceVersion they are quorum reads
+//   from etcd in Kubernetes (the manager's canAdopt re-read relies on it). A continued list keeps the
+//   revision of its first page; a list that names its own revision is served as asked.
 // - DropWatches(): ends every active watch now with one kError event (kUnavailable), as when the
 //   connection to the API server breaks; the caller must re-list and re-watch.
 // - FailInFlight(): the store behind the API server crashed under the calls still waiting out their
@@ -47,6 +55,7 @@
 #include "engine/api_client.h"
 #include "engine/executor.h"
 #include "engine/rng.h"
+#include "engine/store.h"
 #include "engine/time.h"
 
 namespace rcsim {
@@ -58,13 +67,15 @@ struct ApiFaultCounters {
   uint64_t errors_injected = 0;
   uint64_t timeouts_injected = 0;
   uint64_t watches_dropped = 0;
+  uint64_t stale_lists = 0;  // lists served at an older revision than the latest
   uint64_t calls_total() const;
 };
 
 class FaultyApiClient final : public ApiClient {
  public:
-  // None of the pointers is owned; all must outlive this object.
-  FaultyApiClient(ApiClient* inner, Clock* clock, Executor* executor, Rng* rng);
+  // None of the pointers is owned; all must outlive this object. `history` is the store behind the
+  // API server (its revisions are the API's resourceVersions): the stale reads' timeline.
+  FaultyApiClient(ApiClient* inner, Store* history, Clock* clock, Executor* executor, Rng* rng);
   ~FaultyApiClient() override;
   FaultyApiClient(const FaultyApiClient&) = delete;
   FaultyApiClient& operator=(const FaultyApiClient&) = delete;

@@ -46,7 +46,7 @@ class FaultyApiClientTest : public ::testing::Test {
   Registry registry_{&store_, &loop_, &registry_rng_};
   InProcessApiClient inner_{&registry_, &loop_};
   Mt19937Rng rng_{42};
-  FaultyApiClient api_{&inner_, &loop_, &loop_, &rng_};
+  FaultyApiClient api_{&inner_, &store_, &loop_, &loop_, &rng_};
 };
 
 TEST_F(FaultyApiClientTest, PassesCallsThroughAndCountsThem) {
@@ -235,31 +235,148 @@ TEST_F(FaultyApiClientTest, DroppedWatchEndsWithUnavailableAndDeliversNothingMor
   EXPECT_EQ(api_.counters().watches_dropped, 1u);
 }
 
-TEST_F(FaultyApiClientTest, StaleLagDelaysListsAndWatchEvents) {
+std::vector<std::string> Names(const ObjectList<Pod>& list) {
+  std::vector<std::string> out;
+  for (const PodPtr& p : list.items) out.push_back(p->metadata.name);
+  return out;
+}
+
+// The options of an informer's first list: resourceVersion "0", which a lagging cache may serve.
+ListOptions CacheList() {
+  ListOptions opts;
+  opts.resource_version = "0";
+  return opts;
+}
+
+// A stale window never shows the world as it was before the window opened: a list a cache may serve
+// (resourceVersion "0") inside it is served at max(now - lag, window start), at once, and says that
+// revision; the watch events of changes made
+// inside the window come lag after they happened.
+TEST_F(FaultyApiClientTest, StaleListsNeverPredateTheWindowAndWatchEventsComeLagLate) {
+  ASSERT_TRUE(registry_.pods().Create("default", MakePod("before")).ok());
+  loop_.RunFor(milliseconds(500));
   api_.SetStaleLag(seconds(2));
   std::optional<TimePoint> watched;
-  auto watch = api_.pods().Watch("default", ListOptions{}, "", [&](const ApiWatchEvent<Pod>& ev) {
-    if (ev.type == ApiWatchEvent<Pod>::Type::kAdded) watched = loop_.Now();
+  auto watch = api_.pods().Watch("default", ListOptions{}, "0", [&](const ApiWatchEvent<Pod>& ev) {
+    if (ev.type == ApiWatchEvent<Pod>::Type::kAdded && ev.object->metadata.name == "s") watched = loop_.Now();
   });
   loop_.RunFor(milliseconds(1));
   const TimePoint created_at = loop_.Now();
   ASSERT_TRUE(registry_.pods().Create("default", MakePod("s")).ok());
-  std::optional<size_t> listed;
-  api_.pods().List("default", ListOptions{}, [&](Result<ObjectList<Pod>> l) {
-    ASSERT_TRUE(l.ok());
-    listed = l.value().items.size();
+  loop_.RunFor(milliseconds(1));
+  std::optional<ObjectList<Pod>> listed;
+  api_.pods().List("default", CacheList(), [&](Result<ObjectList<Pod>> l) {
+    ASSERT_TRUE(l.ok()) << l.status().ToString();
+    listed = std::move(*l);
   });
-  loop_.RunFor(milliseconds(1));  // served now
-  // A pod created after the list was served is not in it, even though the reply arrives later.
-  ASSERT_TRUE(registry_.pods().Create("default", MakePod("s2")).ok());
-  loop_.RunFor(milliseconds(1998));
-  EXPECT_FALSE(listed.has_value());
-  EXPECT_FALSE(watched.has_value());
-  loop_.RunFor(milliseconds(2));
+  loop_.RunFor(milliseconds(1));  // served now, at the revision current when the window opened
   ASSERT_TRUE(listed.has_value());
-  EXPECT_EQ(*listed, 1u);
+  EXPECT_EQ(Names(*listed), std::vector<std::string>{"before"});
+  EXPECT_EQ(api_.counters().stale_lists, 1u);
+  loop_.RunFor(milliseconds(1990));
+  EXPECT_FALSE(watched.has_value());
+  loop_.RunFor(milliseconds(20));
   ASSERT_TRUE(watched.has_value());
-  EXPECT_GE(*watched - created_at, seconds(2));
+  EXPECT_EQ(*watched - created_at, seconds(2));
+  // Once lag has passed since the create, a list shows the pod.
+  api_.pods().List("default", CacheList(), [&](Result<ObjectList<Pod>> l) { listed = std::move(*l); });
+  loop_.RunFor(milliseconds(1));
+  EXPECT_EQ(Names(*listed), (std::vector<std::string>{"before", "s"}));
+}
+
+// Issue 9: a manager restarted inside a stale window (its informer listing from a lagging watch cache,
+// RV="0" in an HA apiserver) must see the world as it was lag ago, as its predecessor did: its list
+// misses the pod created 1s before the restart, and its watch from that list's resourceVersion shows
+// the create lag after it happened. (Before: the list was fetched at once and delivered lag late, so it
+// already held the pod and the hazard could not happen.)
+TEST_F(FaultyApiClientTest, RestartedManagerInsideStaleWindowListsTheWorldAsItWasLagAgo) {
+  ASSERT_TRUE(registry_.pods().Create("default", MakePod("old")).ok());
+  loop_.RunFor(seconds(1));
+  api_.SetStaleLag(seconds(3), loop_.Now() + seconds(10));
+  loop_.RunFor(seconds(4));
+  const TimePoint created_at = loop_.Now();
+  ASSERT_TRUE(registry_.pods().Create("default", MakePod("recent")).ok());
+  loop_.RunFor(seconds(1));
+  api_.AbandonPending();  // the predecessor crashed; its successor lists and watches
+  std::optional<ObjectList<Pod>> listed;
+  api_.pods().List("default", CacheList(), [&](Result<ObjectList<Pod>> l) {
+    ASSERT_TRUE(l.ok()) << l.status().ToString();
+    listed = std::move(*l);
+  });
+  loop_.RunFor(milliseconds(1));
+  ASSERT_TRUE(listed.has_value()) << "a stale list is a snapshot read, served at once";
+  EXPECT_EQ(Names(*listed), std::vector<std::string>{"old"});
+  std::optional<TimePoint> seen;
+  auto watch = api_.pods().Watch("default", ListOptions{}, listed->resource_version,
+                                 [&](const ApiWatchEvent<Pod>& ev) {
+                                   if (ev.type == ApiWatchEvent<Pod>::Type::kAdded) seen = loop_.Now();
+                                 });
+  loop_.RunFor(seconds(4));
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(*seen - created_at, seconds(3));
+}
+
+// A consistent list (resourceVersion "", a quorum read from etcd upstream) is fresh inside a stale
+// window; a list not older than N shows at least what happened up to N (a re-listing informer never
+// goes back in time), and the lagging state when that is newer.
+TEST_F(FaultyApiClientTest, ConsistentAndNotOlderThanListsAreNeverOlderThanAsked) {
+  ASSERT_TRUE(registry_.pods().Create("default", MakePod("old")).ok());
+  loop_.RunFor(seconds(1));
+  api_.SetStaleLag(seconds(3));
+  loop_.RunFor(seconds(1));
+  Result<PodPtr> recent = registry_.pods().Create("default", MakePod("recent"));
+  ASSERT_TRUE(recent.ok());
+  ASSERT_TRUE(registry_.pods().Create("default", MakePod("newest")).ok());
+  loop_.RunFor(milliseconds(10));
+  auto list = [&](const ListOptions& opts) {
+    std::optional<ObjectList<Pod>> listed;
+    api_.pods().List("default", opts, [&](Result<ObjectList<Pod>> l) {
+      ASSERT_TRUE(l.ok()) << l.status().ToString();
+      listed = std::move(*l);
+    });
+    loop_.RunFor(milliseconds(1));
+    EXPECT_TRUE(listed.has_value());
+    return listed.has_value() ? Names(*listed) : std::vector<std::string>{};
+  };
+  EXPECT_EQ(list(ListOptions{}), (std::vector<std::string>{"newest", "old", "recent"}));
+  EXPECT_EQ(api_.counters().stale_lists, 0u);
+  EXPECT_EQ(list(CacheList()), std::vector<std::string>{"old"});
+  ListOptions not_older;
+  not_older.resource_version = (*recent)->metadata.resource_version;
+  EXPECT_EQ(list(not_older), (std::vector<std::string>{"old", "recent"}));
+  EXPECT_EQ(api_.counters().stale_lists, 2u);
+  // Not older than a revision the lagging state already holds: the lagging state.
+  not_older.resource_version = "1";
+  EXPECT_EQ(list(not_older), std::vector<std::string>{"old"});
+}
+
+// The store compacted past the revision a stale list would be served at: the list is served fresh
+// (a watch cache that caught up), not refused.
+TEST_F(FaultyApiClientTest, StaleListCompactedPastItsRevisionIsServedFresh) {
+  api_.SetStaleLag(seconds(3));
+  loop_.RunFor(seconds(1));
+  ASSERT_TRUE(registry_.pods().Create("default", MakePod("a")).ok());
+  loop_.RunFor(seconds(1));
+  ASSERT_TRUE(store_.Compact(store_.revision()).ok());
+  std::optional<Result<ObjectList<Pod>>> listed;
+  api_.pods().List("default", CacheList(), [&](Result<ObjectList<Pod>> l) { listed = std::move(l); });
+  loop_.RunFor(milliseconds(1));
+  ASSERT_TRUE(listed.has_value());
+  ASSERT_TRUE(listed->ok()) << listed->status().ToString();
+  EXPECT_EQ(Names(**listed), std::vector<std::string>{"a"});
+  EXPECT_EQ(api_.counters().calls[static_cast<int>(Verb::kList)], 1u);
+}
+
+// Gets are quorum reads: fresh inside a stale window.
+TEST_F(FaultyApiClientTest, GetsAreFreshInsideAStaleWindow) {
+  api_.SetStaleLag(seconds(3));
+  loop_.RunFor(seconds(1));
+  ASSERT_TRUE(registry_.pods().Create("default", MakePod("g")).ok());
+  std::optional<Result<PodPtr>> got;
+  api_.pods().Get("default", "g", [&](Result<PodPtr> r) { got = std::move(r); });
+  loop_.RunFor(milliseconds(1));
+  ASSERT_TRUE(got.has_value());
+  EXPECT_TRUE(got->ok());
 }
 
 TEST_F(FaultyApiClientTest, DestroyedWatchDeliversNothing) {
@@ -276,16 +393,18 @@ TEST_F(FaultyApiClientTest, DestroyedWatchDeliversNothing) {
 }
 
 TEST_F(FaultyApiClientTest, AbandonPendingDropsPendingRepliesAndUnsentCalls) {
-  api_.SetStaleLag(seconds(1));
+  api_.SetWatchDelay(seconds(1), seconds(1));
   api_.SetLatency(Verb::kCreate, milliseconds(100), milliseconds(100));
-  bool listed = false;
+  bool watched = false;
   bool created = false;
-  api_.pods().List("default", ListOptions{}, [&](const Result<ObjectList<Pod>>&) { listed = true; });
-  loop_.RunFor(milliseconds(10));  // the list was served; its reply waits out the lag
+  auto watch =
+      api_.pods().Watch("default", ListOptions{}, "", [&](const ApiWatchEvent<Pod>&) { watched = true; });
+  ASSERT_TRUE(registry_.pods().Create("default", MakePod("seen")).ok());
+  loop_.RunFor(milliseconds(10));  // the event was sent; it waits out the watch delay
   api_.pods().Create("default", MakePod("unsent"), [&](const Result<PodPtr>&) { created = true; });
   api_.AbandonPending();
   loop_.RunFor(seconds(2));
-  EXPECT_FALSE(listed);
+  EXPECT_FALSE(watched);
   EXPECT_FALSE(created);
   EXPECT_FALSE(Exists("unsent"));  // still waiting out its latency when the caller crashed
   // New calls work normally.
@@ -302,7 +421,7 @@ TEST(FaultyApiClientDeterminismTest, SameSeedSameOutcomes) {
     Registry registry(&store, &loop, &registry_rng);
     InProcessApiClient inner(&registry, &loop);
     Mt19937Rng rng(seed);
-    FaultyApiClient api(&inner, &loop, &loop, &rng);
+    FaultyApiClient api(&inner, &store, &loop, &loop, &rng);
     api.SetErrorRateAll(0.3);
     api.SetTimeoutRateAll(0.3);
     api.SetLatencyAll(milliseconds(1), milliseconds(50));

@@ -1,10 +1,12 @@
 #include "fakes/faulty_store.h"
 
 #include <algorithm>
-#include <deque>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
+
+#include "fakes/revision_timeline.h"
 
 namespace rcsim {
 namespace {
@@ -16,9 +18,9 @@ struct WatchState {
   const WatchCallback cb;
   std::mutex mu;
   std::unique_ptr<Watch> inner;
-  bool alive = true;   // the handle exists
-  bool ended = false;  // cancelled (dropped, rejected or by the inner store): nothing more is delivered
-  TimePoint last_due;  // due time of the latest delayed response; later ones are never due earlier
+  bool alive = true;    // the handle exists
+  bool ended = false;   // cancelled (dropped, rejected or by the inner store): nothing more is delivered
+  TimePoint last_due;   // due time of the latest delayed response; later ones are never due earlier
   int64_t pending = 0;  // delayed responses not yet run
 };
 using WatchStatePtr = std::shared_ptr<WatchState>;
@@ -76,15 +78,6 @@ class FaultyWatch final : public Watch {
   WatchStatePtr s_;
 };
 
-// The revision of any read: the header of a single-key Range.
-Result<int64_t> CurrentRevision(Store* store) {
-  RangeRequest req;
-  req.key = std::string(1, '\0');
-  auto r = store->Range(req);
-  if (!r.ok()) return r.status();
-  return r->revision;
-}
-
 }  // namespace
 
 class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core> {
@@ -101,70 +94,34 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
   }
 
   // The revision a Range at revision 0 is served at, or 0 when reads are not stale.
-  int64_t StaleRevision() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stale_lag_ <= Duration::zero() || timeline_.empty()) return 0;
-    PruneTimeline();
-    // After pruning, the front is the newest entry at or before now - lag (or the oldest recorded).
-    return timeline_.front().second;
-  }
-  bool IsLatest(int64_t revision) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return timeline_.empty() || timeline_.back().second <= revision;
-  }
+  int64_t StaleRevision() { return timeline_ ? timeline_->StaleRevision() : 0; }
+  bool IsLatest(int64_t revision) { return !timeline_ || timeline_->IsLatest(revision); }
   void CountStaleRead() {
     std::lock_guard<std::mutex> lock(mu_);
     ++counters_.stale_reads;
   }
 
-  void SetStaleLag(Duration lag) {
-    bool start_timeline = false;
-    bool restart_window = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      restart_window = lag > Duration::zero() && stale_lag_ <= Duration::zero() && timeline_started_;
-      stale_lag_ = lag;
-      start_timeline = lag > Duration::zero() && !timeline_started_;
-      if (start_timeline) timeline_started_ = true;
-    }
-    if (start_timeline) StartTimeline();
-    if (restart_window) {
-      // A new stale window never serves a revision older than the one current when it began.
-      auto rev = CurrentRevision(inner_);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (rev.ok()) {
-        timeline_.clear();
-        timeline_.emplace_back(clock_->Now(), *rev);
-      }
-    }
+  // What is left of `lag` since the revision of `r` became current: a response is delivered lag after
+  // it happened (one the stale reads show already, at once).
+  Duration LagLeft(const WatchResponse& r, Duration lag) {
+    if (r.events.empty() || !timeline_) return lag;
+    const std::optional<TimePoint> happened = timeline_->BecameCurrent(r.events.back().kv.mod_revision);
+    if (!happened) return Duration::zero();
+    return std::max(Duration::zero(), *happened + lag - clock_->Now());
   }
 
-  void StartTimeline() {
-    auto rev = CurrentRevision(inner_);
-    if (!rev.ok()) {
-      std::lock_guard<std::mutex> lock(mu_);
-      timeline_started_ = false;
-      return;
-    }
+  void SetStaleLag(Duration lag) {
+    bool open = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      timeline_.emplace_back(clock_->Now(), *rev);
+      // A new stale window never serves a revision older than the one current when it began.
+      open = lag > Duration::zero() && stale_lag_ <= Duration::zero();
+      stale_lag_ = lag;
     }
-    WatchRequest req;
-    req.key = std::string(1, '\0');
-    req.range_end = std::string(1, '\0');
-    req.start_revision = *rev + 1;
-    req.prev_kv = true;  // the in-memory store then shares its response instead of copying it
-    std::weak_ptr<Core> weak = weak_from_this();
-    auto w = inner_->StartWatch(req, [weak](const WatchResponse& r) {
-      auto core = weak.lock();
-      if (!core || r.events.empty()) return;
-      std::lock_guard<std::mutex> lock(core->mu_);
-      core->timeline_.emplace_back(core->clock_->Now(), r.events.back().kv.mod_revision);
-      core->PruneTimeline();
-    });
-    std::lock_guard<std::mutex> lock(mu_);
-    timeline_watch_ = std::move(w);
+    if (!timeline_) return;
+    open = open || (lag > Duration::zero() && !timeline_->recording());
+    timeline_->set_lag(lag);
+    if (open) timeline_->OpenWindow();
   }
 
   std::unique_ptr<Watch> StartWatch(const WatchRequest& req, WatchCallback cb) {
@@ -197,13 +154,21 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
   void OnInnerResponse(const WatchStatePtr& s, const WatchResponse& r) {
     bool drop = false;
     Duration delay{};
+    Duration lag{};
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!r.canceled && drop_rate_ > 0 && rng_->Bernoulli(drop_rate_)) {
         drop = true;
       } else {
-        delay = watch_delay_ + stale_lag_;
-        if (delay > Duration::zero()) ++counters_.delayed_watch_responses;
+        delay = watch_delay_;
+        lag = stale_lag_;
+      }
+    }
+    if (!drop) {
+      if (lag > Duration::zero()) delay += LagLeft(r, lag);
+      if (delay > Duration::zero()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++counters_.delayed_watch_responses;
       }
     }
     if (drop) {
@@ -255,11 +220,8 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
     return n;
   }
 
-  void Shutdown() {
-    std::unique_ptr<Watch> w;
-    std::lock_guard<std::mutex> lock(mu_);
-    w = std::move(timeline_watch_);
-  }
+  // Stops the timeline's watch: the inner store need not outlive the Core.
+  void Shutdown() { timeline_.reset(); }
 
   Store* const inner_;
   Clock* const clock_;
@@ -277,11 +239,6 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
   FaultyStoreCounters counters_;
 
  private:
-  // Drops timeline entries no read can need: keeps the newest one at or before now - lag.
-  void PruneTimeline() {
-    const TimePoint cutoff = clock_->Now() - std::max(stale_lag_, Duration::zero());
-    while (timeline_.size() >= 2 && timeline_[1].first <= cutoff) timeline_.pop_front();
-  }
   void PruneWatches() {
     std::erase_if(watches_, [](const std::weak_ptr<WatchState>& w) {
       auto s = w.lock();
@@ -294,9 +251,8 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
 
   std::vector<std::weak_ptr<WatchState>> watches_;
   size_t live_hint_ = 0;
-  bool timeline_started_ = false;
-  std::deque<std::pair<TimePoint, int64_t>> timeline_;  // (time seen, revision), ascending
-  std::unique_ptr<Watch> timeline_watch_;
+  // When each revision became current, for stale reads; reset by Shutdown (on the owner's thread).
+  std::unique_ptr<RevisionTimeline> timeline_ = std::make_unique<RevisionTimeline>(inner_, clock_);
 };
 
 FaultyStore::FaultyStore(Store* inner, Clock* clock, Executor* executor, Rng* rng)
@@ -357,11 +313,14 @@ FaultyStoreCounters FaultyStore::counters() const {
 
 namespace {
 Status InjectedUnavailable() { return Status(Code::kUnavailable, "injected fault: store unavailable"); }
-Status InjectedTimeout() { return Status(Code::kTimeout, "injected fault: request timed out after being applied"); }
+Status InjectedTimeout() {
+  return Status(Code::kTimeout, "injected fault: request timed out after being applied");
+}
 }  // namespace
 
 Result<RangeResponse> FaultyStore::Range(const RangeRequest& req) {
-  if (core_->Strike(&Core::error_rate_, &FaultyStoreCounters::unavailable_errors)) return InjectedUnavailable();
+  if (core_->Strike(&Core::error_rate_, &FaultyStoreCounters::unavailable_errors))
+    return InjectedUnavailable();
   if (req.revision == 0) {
     const int64_t stale = core_->StaleRevision();
     if (stale > 0 && !core_->IsLatest(stale)) {
@@ -380,21 +339,24 @@ Result<RangeResponse> FaultyStore::Range(const RangeRequest& req) {
 }
 
 Result<PutResponse> FaultyStore::Put(const PutRequest& req) {
-  if (core_->Strike(&Core::error_rate_, &FaultyStoreCounters::unavailable_errors)) return InjectedUnavailable();
+  if (core_->Strike(&Core::error_rate_, &FaultyStoreCounters::unavailable_errors))
+    return InjectedUnavailable();
   auto r = inner_->Put(req);
   if (r.ok() && core_->Strike(&Core::timeout_rate_, &FaultyStoreCounters::timeouts)) return InjectedTimeout();
   return r;
 }
 
 Result<DeleteResponse> FaultyStore::DeleteRange(const DeleteRequest& req) {
-  if (core_->Strike(&Core::error_rate_, &FaultyStoreCounters::unavailable_errors)) return InjectedUnavailable();
+  if (core_->Strike(&Core::error_rate_, &FaultyStoreCounters::unavailable_errors))
+    return InjectedUnavailable();
   auto r = inner_->DeleteRange(req);
   if (r.ok() && core_->Strike(&Core::timeout_rate_, &FaultyStoreCounters::timeouts)) return InjectedTimeout();
   return r;
 }
 
 Result<TxnResponse> FaultyStore::Txn(const TxnRequest& req) {
-  if (core_->Strike(&Core::error_rate_, &FaultyStoreCounters::unavailable_errors)) return InjectedUnavailable();
+  if (core_->Strike(&Core::error_rate_, &FaultyStoreCounters::unavailable_errors))
+    return InjectedUnavailable();
   auto r = inner_->Txn(req);
   if (r.ok() && core_->Strike(&Core::timeout_rate_, &FaultyStoreCounters::timeouts)) return InjectedTimeout();
   return r;

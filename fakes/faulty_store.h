@@ -12,11 +12,14 @@
 //   caller must re-watch); set_watch_drop_rate(p) does that to a watch with probability p per response
 //   (instead of delivering it); set_reject_new_watches(true) cancels new watches the same way at once.
 // - ForceCompaction(): compacts the inner store at its current revision.
-// - stale reads with lag L: a Range at revision 0 is served at the newest revision that was current at
-//   now - L (response revision set to it), and watch responses are delayed by L (on top of the watch
-//   delay). The (time, revision) timeline is recorded by watching the inner store from the moment a lag
-//   is first set; until L has passed since a lag was set (after none), reads are served at the revision
-//   current when it was set: a stale read never predates the start of its window.
+// - stale reads with lag L (a lagging member): a Range at revision 0 is served at the newest revision
+//   that was current at now - L (response revision set to it), and a watch response is delivered L
+//   after its revision became current (on top of the watch delay; at once if a stale Range shows it
+//   already), so a watch resumed from a stale Range's revision replays the changes since as they
+//   happened, L late. The (time, revision) timeline (fakes/revision_timeline.h) is recorded by
+//   watching the inner store from the moment a lag is first set; until L has passed since a lag was
+//   set (after none), reads are served at the revision current when it was set: a stale read never
+//   predates the start of its window.
 //
 // Thread-safety: the methods are thread-safe; the Rng is used under the wrapper's mutex. Watch handles
 // must be destroyed on the executor's thread (the simulation has only one).

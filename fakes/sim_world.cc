@@ -51,7 +51,8 @@ SimWorld::SimWorld(SimWorldOptions options)
   registry_ = std::make_unique<Registry>(store_.get(), &loop_, &registry_rng_);
   manager_store_ = std::make_unique<FaultyStore>(store_.get(), &loop_, &loop_, &store_fault_rng_);
   manager_inner_api_ = std::make_unique<InProcessApiClient>(registry_.get(), &loop_);
-  manager_api_ = std::make_unique<FaultyApiClient>(manager_inner_api_.get(), &loop_, &loop_, &api_fault_rng_);
+  manager_api_ = std::make_unique<FaultyApiClient>(manager_inner_api_.get(), store_.get(), &loop_, &loop_,
+                                                   &api_fault_rng_);
   manager_api_->SetLatencyAll(options_.api_latency_min, options_.api_latency_max);
   manager_api_->SetWatchDelay(options_.watch_latency_min, options_.watch_latency_max);
   cluster_api_ = std::make_unique<InProcessApiClient>(registry_.get(), &loop_);

@@ -359,6 +359,35 @@ std::string ControllerKey(std::string_view ns, std::string_view name) {
   return k;
 }
 
+namespace {
+
+// The revision a list reads at: 0 (the latest) unless resourceVersionMatch=Exact names one.
+Result<int64_t> ExactListRevision(const ListOptions& opts) {
+  if (opts.resource_version_match != ResourceVersionMatch::kExact) return int64_t{0};
+  if (!opts.continue_token.empty()) {
+    return Status(Code::kBadRequest, "specifying resource version is not allowed when using continue");
+  }
+  Result<int64_t> rv = ParseResourceVersion(opts.resource_version);
+  if (!rv.ok()) return rv.status();
+  if (*rv == 0) {
+    return Status(Code::kBadRequest, "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"");
+  }
+  return *rv;
+}
+
+// What a failed read at an exact revision answers, as kube-apiserver does (410 Gone either way).
+Status ExactListError(const Status& s, const ListOptions& opts) {
+  if (s.code() == Code::kCompacted) {
+    return Status(Code::kGone, "too old resource version: " + opts.resource_version);
+  }
+  if (s.code() == Code::kFutureRevision) {
+    return Status(Code::kGone, "too large resource version: " + opts.resource_version);
+  }
+  return s;
+}
+
+}  // namespace
+
 Result<int64_t> ParseResourceVersion(std::string_view rv) {
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
@@ -608,6 +637,8 @@ template <typename T>
 Result<ObjectList<T>> ResourceRegistry<T>::List(const std::string& ns, const ListOptions& opts) {
   if (opts.limit < 0) return Status(Code::kBadRequest, "limit must be non-negative");
   if (Status s = CheckFields<T>(opts); !s.ok()) return s;
+  Result<int64_t> exact = ExactListRevision(opts);
+  if (!exact.ok()) return exact.status();
   const std::string prefix = Traits<T>::Prefix(ns);
   ObjectList<T> out;
 
@@ -615,9 +646,10 @@ Result<ObjectList<T>> ResourceRegistry<T>::List(const std::string& ns, const Lis
     // metadata.name in one namespace: one key.
     RangeRequest one;
     one.key = prefix + opts.field_name;
+    one.revision = *exact;
     auto r = ctx_->store()->Range(one);
-    if (!r.ok()) return r.status();
-    out.resource_version = std::to_string(r->revision);
+    if (!r.ok()) return ExactListError(r.status(), opts);
+    out.resource_version = std::to_string(*exact > 0 ? *exact : r->revision);
     for (const KeyValue& kv : r->kvs) {
       auto obj = FromKv(kv);
       if (!obj.ok()) {
@@ -629,7 +661,7 @@ Result<ObjectList<T>> ResourceRegistry<T>::List(const std::string& ns, const Lis
     return out;
   }
 
-  int64_t revision = 0;
+  int64_t revision = *exact;
   std::string start = prefix;
   if (!opts.continue_token.empty()) {
     auto token = DecodeContinue(opts.continue_token);
@@ -649,6 +681,7 @@ Result<ObjectList<T>> ResourceRegistry<T>::List(const std::string& ns, const Lis
     req.revision = revision;
     auto r = ctx_->store()->Range(req);
     if (!r.ok()) {
+      if (*exact > 0) return ExactListError(r.status(), opts);
       if (r.status().code() == Code::kCompacted) {
         return Status(Code::kGone,
                       "The provided continue parameter is too old to display a consistent list "

@@ -378,6 +378,63 @@ TEST_F(RegistryTest, BadOrCompactedContinueTokens) {
   EXPECT_EQ(registry_.pods().List("ns", opts).status().code(), Code::kGone);
 }
 
+// resourceVersionMatch=Exact: the state at that revision, by name too, with its pages at it; the
+// argument errors and a compacted or future revision answered as kube-apiserver does.
+TEST_F(RegistryTest, ExactResourceVersionListsTheStateAtThatRevision) {
+  ASSERT_TRUE(registry_.pods().Create("ns", MakePod("a")).ok());
+  ASSERT_TRUE(registry_.pods().Create("ns", MakePod("b")).ok());
+  const int64_t then = store_.revision();
+  ASSERT_TRUE(registry_.pods().Create("ns", MakePod("c")).ok());
+  ASSERT_TRUE(registry_.pods().Delete("ns", "a", DeleteOptions{}).ok());
+  auto names = [](const ObjectList<Pod>& l) {
+    std::string out;
+    for (const PodPtr& p : l.items) out += p->metadata.name;
+    return out;
+  };
+  ListOptions opts;
+  opts.resource_version = std::to_string(then);
+  opts.resource_version_match = ResourceVersionMatch::kExact;
+  auto at = registry_.pods().List("ns", opts);
+  ASSERT_TRUE(at.ok()) << at.status().ToString();
+  EXPECT_EQ(names(*at), "ab");
+  EXPECT_EQ(at->resource_version, std::to_string(then));
+  opts.limit = 1;
+  at = registry_.pods().List("ns", opts);
+  ASSERT_TRUE(at.ok());
+  EXPECT_EQ(names(*at), "a");
+  ListOptions next;
+  next.limit = 1;
+  next.continue_token = at->continue_token;
+  at = registry_.pods().List("ns", next);
+  ASSERT_TRUE(at.ok());
+  EXPECT_EQ(names(*at), "b");
+  opts.limit = 0;
+  opts.field_name = "c";
+  at = registry_.pods().List("ns", opts);
+  ASSERT_TRUE(at.ok());
+  EXPECT_EQ(names(*at), "");
+  EXPECT_EQ(at->resource_version, std::to_string(then));
+  opts.field_name.clear();
+  // The default (NotOlderThan) serves the latest.
+  opts.resource_version_match = ResourceVersionMatch::kNotOlderThan;
+  EXPECT_EQ(names(*registry_.pods().List("ns", opts)), "bc");
+
+  opts.resource_version_match = ResourceVersionMatch::kExact;
+  opts.resource_version = "0";
+  EXPECT_EQ(registry_.pods().List("ns", opts).status().code(), Code::kBadRequest);
+  opts.resource_version = "";
+  EXPECT_EQ(registry_.pods().List("ns", opts).status().code(), Code::kBadRequest);
+  opts.resource_version = std::to_string(then);
+  opts.continue_token = next.continue_token;
+  EXPECT_EQ(registry_.pods().List("ns", opts).status().code(), Code::kBadRequest);
+  opts.continue_token.clear();
+  opts.resource_version = std::to_string(store_.revision() + 10);
+  EXPECT_EQ(registry_.pods().List("ns", opts).status().code(), Code::kGone);
+  ASSERT_TRUE(store_.Compact(store_.revision()).ok());
+  opts.resource_version = std::to_string(then);
+  EXPECT_EQ(registry_.pods().List("ns", opts).status().code(), Code::kGone);
+}
+
 TEST_F(RegistryTest, BytesValuesFromARealEtcdAreDecoded) {
   Pod pod = MakePod("raw");
   pod.metadata.namespace_ = "ns";

@@ -146,6 +146,18 @@ Result<ListOptions> ListOptionsOf(const Query& q) {
     opts.limit = limit;
   }
   opts.continue_token = q.Get("continue");
+  // resourceVersion itself is checked by CheckListResourceVersion (lists) or the watch.
+  opts.resource_version = q.Get("resourceVersion");
+  const std::string match = q.Get("resourceVersionMatch");
+  if (match == "Exact") {
+    opts.resource_version_match = ResourceVersionMatch::kExact;
+  } else if (!match.empty() && match != "NotOlderThan") {
+    return Status(Code::kBadRequest, "unsupported resourceVersionMatch: " + Quote(match) +
+                                         " (supported: \"Exact\", \"NotOlderThan\")");
+  }
+  if (!match.empty() && opts.resource_version.empty()) {
+    return Status(Code::kBadRequest, "resourceVersionMatch is forbidden unless resourceVersion is provided");
+  }
   return opts;
 }
 
@@ -353,7 +365,9 @@ class ResourceRoutes {
     if (!opts.ok()) return ErrorResponse(opts.status());
     if (Status s = CheckListResourceVersion(q_); !s.ok()) return ErrorResponse(s);
     // resourceVersion=0 means "any version": served from the watch cache (limit ignored, as kube does).
+    // resourceVersionMatch=Exact reads etcd at that revision (the registry refuses "0").
     Result<ObjectList<T>> list = (cache_ != nullptr && q_.Get("resourceVersion") == "0" &&
+                                  opts->resource_version_match != ResourceVersionMatch::kExact &&
                                   opts->continue_token.empty() && opts->fields.empty())
                                      ? cache_->List(ns, *opts)
                                      : reg_->List(ns, *opts);

@@ -129,6 +129,9 @@ std::string ListQuery(const ListOptions& opts) {
   }
   if (opts.limit > 0) AppendParam(&q, "limit", std::to_string(opts.limit));
   if (!opts.continue_token.empty()) AppendParam(&q, "continue", opts.continue_token);
+  if (!opts.resource_version.empty()) AppendParam(&q, "resourceVersion", opts.resource_version);
+  if (opts.resource_version_match == ResourceVersionMatch::kExact)
+    AppendParam(&q, "resourceVersionMatch", "Exact");
   return q;
 }
 

@@ -35,6 +35,10 @@ TEST(ListQueryTest, OnlySetOptionsInOrder) {
   EXPECT_EQ(ListQuery(opts),
             "labelSelector=app%3Dweb%2Ctier%21%3Ddb&fieldSelector=metadata.name%3Dp-1&limit=50&"
             "continue=abc%3D%2F%2B");
+  ListOptions exact;
+  exact.resource_version = "42";
+  exact.resource_version_match = ResourceVersionMatch::kExact;
+  EXPECT_EQ(ListQuery(exact), "resourceVersion=42&resourceVersionMatch=Exact");
 }
 
 TEST(WatchQueryTest, SelectorsWatchAndVersionButNoPaging) {

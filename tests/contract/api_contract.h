@@ -361,6 +361,27 @@ TYPED_TEST_P(ApiContractTest, ListPagesWithLimitAndContinue) {
   EXPECT_EQ(all, (std::vector<std::string>{"p1", "p2", "p3", "p4", "p5"}));
 }
 
+// resourceVersionMatch=Exact: a list shows the state at that revision (what a lagging cache shows); a
+// compacted revision is Gone.
+TYPED_TEST_P(ApiContractTest, ListAtAnExactResourceVersionShowsTheStateThen) {
+  ASSERT_TRUE(this->CreatePod(api_contract::MakePod("p1")).ok());
+  auto then = this->ListPods(ListOptions{});
+  ASSERT_TRUE(then.ok()) << then.status().ToString();
+  ASSERT_TRUE(this->CreatePod(api_contract::MakePod("p2")).ok());
+  ListOptions opts;
+  opts.resource_version = then->resource_version;
+  opts.resource_version_match = ResourceVersionMatch::kExact;
+  auto at = this->ListPods(opts);
+  ASSERT_TRUE(at.ok()) << at.status().ToString();
+  EXPECT_EQ(this->Names(*at), std::vector<std::string>{"p1"});
+  EXPECT_EQ(at->resource_version, then->resource_version);
+  auto now = this->ListPods(ListOptions{});
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(this->Names(*now), (std::vector<std::string>{"p1", "p2"}));
+  if (!this->h_.Compact()) GTEST_SKIP() << "the harness cannot compact";
+  EXPECT_EQ(this->ListPods(opts).status().code(), Code::kGone);
+}
+
 TYPED_TEST_P(ApiContractTest, CreateDuplicateIsAlreadyExists) {
   ASSERT_TRUE(this->CreatePod(api_contract::MakePod("dup")).ok());
   auto again = this->CreatePod(api_contract::MakePod("dup"));
@@ -740,11 +761,11 @@ REGISTER_TYPED_TEST_SUITE_P(ApiContractTest, PodCreateGetListUpdateDelete, FullM
                             OwnerReferencePatchAddsAndRemovesByUidWithAUidPrecondition,
                             ControllerCreateGetUpdateDelete, ControllerSelectorDefaultsToTemplateLabels,
                             GenerateNameGivesUniqueNamesWithThePrefix, ListByLabelSelectorAndFieldSelector,
-                            ListPagesWithLimitAndContinue, CreateDuplicateIsAlreadyExists,
-                            UpdateWithStaleResourceVersionIsConflict, MissingObjectsAreNotFound,
-                            DeletePreconditions, InvalidObjectsAreRejectedWithCauses,
-                            UpdateStatusChangesOnlyStatus, PodSpecIsImmutableExceptBinding,
-                            WatchFromResourceVersionSeesChangesInOrder,
+                            ListPagesWithLimitAndContinue, ListAtAnExactResourceVersionShowsTheStateThen,
+                            CreateDuplicateIsAlreadyExists, UpdateWithStaleResourceVersionIsConflict,
+                            MissingObjectsAreNotFound, DeletePreconditions,
+                            InvalidObjectsAreRejectedWithCauses, UpdateStatusChangesOnlyStatus,
+                            PodSpecIsImmutableExceptBinding, WatchFromResourceVersionSeesChangesInOrder,
                             WatchFromZeroStartsWithTheCurrentObjects,
                             WatchSeesALabelChangeOutOfTheSelectorAsDeleted,
                             WatchFromACompactedResourceVersionIsGone, ControllerWatchSeesGenerationChanges);
