@@ -65,7 +65,8 @@ std::vector<uint64_t> SwarmSeeds(uint64_t base, int n) {
   return seeds;
 }
 
-Result<std::vector<PlannedRun>> PlanRuns(const std::vector<Scenario>& scenarios, const SuiteOptions& options) {
+Result<std::vector<PlannedRun>> PlanRuns(const std::vector<Scenario>& scenarios,
+                                         const SuiteOptions& options) {
   if (options.tier != "fast" && options.tier != "slow" && options.tier != "all") {
     return Status(Code::kInvalid, "--tier: must be fast, slow or all, got \"" + options.tier + "\"");
   }
@@ -74,7 +75,8 @@ Result<std::vector<PlannedRun>> PlanRuns(const std::vector<Scenario>& scenarios,
     try {
       filter.emplace(options.filter, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      return Status(Code::kInvalid, "--filter: invalid regular expression \"" + options.filter + "\": " + e.what());
+      return Status(Code::kInvalid,
+                    "--filter: invalid regular expression \"" + options.filter + "\": " + e.what());
     }
   }
   std::vector<PlannedRun> plan;
@@ -155,6 +157,7 @@ std::vector<RunResult> RunPlan(const std::vector<PlannedRun>& plan, int jobs, co
     return results;
   }
   std::vector<std::thread> pool;
+  pool.reserve(static_cast<std::size_t>(threads));
   for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
   for (std::thread& t : pool) t.join();
   return results;

@@ -46,7 +46,7 @@ class RegistryRobustnessTest : public ::testing::Test {
   }
 
   std::unique_ptr<RegistryWatch> WatchPods(const std::string& rv, std::vector<Recorded>* out,
-                                           ListOptions opts = {}) {
+                                           const ListOptions& opts = {}) {
     auto w = registry_.pods().Watch("ns", opts, rv, [out](const ApiWatchEvent<Pod>& ev) {
       out->push_back({ev.type, ev.object ? ev.object->metadata.name : "", ev.error.code()});
     });

@@ -18,6 +18,7 @@ Result<ClientConfig> ResolveClientConfig(const ApiServerFlags& flags) {
     if (Result<ClientConfig> in_cluster = InClusterConfig(flags.in_cluster_root); in_cluster.ok()) {
       config = std::move(in_cluster).value();
     } else if (in_cluster.status().code() != Code::kNotFound ||
+               // NOLINTNEXTLINE(concurrency-mt-unsafe): flags are resolved at startup; nothing sets the env
                std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) {
       return Status(in_cluster.status().code(), "in-cluster config: " + in_cluster.status().message());
     }
