@@ -253,6 +253,21 @@ class RealRun {
 
 constexpr Duration kRewatchEvery = std::chrono::milliseconds(200);
 
+// Whether `stored`, found by a retried create that answered AlreadyExists, is the controller this run
+// sent (an earlier attempt applied though its answer was lost) rather than another one of that name:
+// the API server adds defaults and metadata, so the fields the scenario set are compared.
+bool IsTheControllerSent(const ReplicationController& stored, const ReplicationController& sent) {
+  // Empty labels and selector are defaulted from the template's labels, as upstream.
+  return !stored.metadata.deletion_timestamp &&
+         (sent.metadata.labels.empty() || stored.metadata.labels == sent.metadata.labels) &&
+         stored.spec.replicas == sent.spec.replicas &&
+         (sent.spec.selector.empty() || stored.spec.selector == sent.spec.selector) &&
+         stored.spec.template_.has_value() == sent.spec.template_.has_value() &&
+         (!sent.spec.template_ ||
+          (stored.spec.template_->metadata.labels == sent.spec.template_->metadata.labels &&
+           stored.spec.template_->spec.containers.size() == sent.spec.template_->spec.containers.size()));
+}
+
 Status RealRun::EnsureNamespace(const std::string& ns) {
   json body = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}};
   Result<HttpReply> reply = Call<Result<HttpReply>>([&](const Callback<Result<HttpReply>>& cb) {
@@ -271,12 +286,23 @@ Status RealRun::CreateController(const ControllerConfig& c) {
   if (agents()) GiveContainersACommand(&want.spec.template_, crash_loop_dir_);
   const auto deadline = SteadyClock::now() + kActionRetryFor;
   Result<ControllerPtr> rc = Status(Code::kUnavailable, "not sent");
+  bool maybe_applied = false;  // an earlier attempt's outcome is unknown
   while (true) {
     rc = Call<Result<ControllerPtr>>([&](const Callback<Result<ControllerPtr>>& cb) {
       api_->controllers().Create(c.namespace_, want, cb);
     });
-    if (rc.status().code() != Code::kUnavailable || SteadyClock::now() >= deadline) break;
-    std::this_thread::sleep_for(kActionRetryEvery);  // 503: not applied (see UpdateController)
+    const Code code = rc.status().code();
+    if ((code != Code::kUnavailable && code != Code::kTimeout) || SteadyClock::now() >= deadline) break;
+    // A 503 or a timed-out request (the API server's etcd write timed out, or the answer was lost on a
+    // loaded machine) may have been applied: ask again, and take an AlreadyExists below as our own.
+    maybe_applied = true;
+    std::this_thread::sleep_for(kActionRetryEvery);
+  }
+  if (rc.status().code() == Code::kAlreadyExists && maybe_applied) {
+    Result<ControllerPtr> got = Call<Result<ControllerPtr>>([&](const Callback<Result<ControllerPtr>>& cb) {
+      api_->controllers().Get(c.namespace_, want.metadata.name, cb);
+    });
+    if (got.ok() && IsTheControllerSent(**got, want)) rc = got;
   }
   if (rc.ok()) monitor_.OnController(observer_->Now(), *rc, false);
   return rc.status();
