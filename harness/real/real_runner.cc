@@ -161,19 +161,46 @@ constexpr auto kActionRetryEvery = std::chrono::milliseconds(100);
 // downward API).
 constexpr const char* kCrashLoopWrapper = "[ -e \"$0/$RCSIM_POD_UID\" ] && exit 1; exec \"$@\"";
 
+// set_ready and flap_readiness in real mode: a container's exec readinessProbe fails while its pod's
+// marker file `<dir>/<pod uid>` exists (`$0` is the marker dir), else it runs the template's own exec
+// probe, if any (its arguments follow), or succeeds.
+constexpr const char* kReadinessGate = "[ -e \"$0/$RCSIM_POD_UID\" ] && exit 1; [ $# -eq 0 ] || exec \"$@\"";
+
 // Node agents run a container's command: one with neither command nor args (images are not pulled)
 // runs the default template's `sleep 3600`. With a `crash_loop_dir` (the scenario has crash_loop
 // events) every container runs behind kCrashLoopWrapper: command `sh -c <wrapper> <dir> <command...>`,
-// its args unchanged, and the env RCSIM_POD_UID (fieldRef metadata.uid).
-void GiveContainersACommand(std::optional<PodTemplateSpec>* t, const std::string& crash_loop_dir) {
+// its args unchanged. With a `readiness_dir` (set_ready or flap_readiness events) every container's
+// exec readinessProbe runs behind kReadinessGate: `sh -c <gate> <dir> <its own command...>`, probed
+// every second (periodSeconds 1, failureThreshold and successThreshold 1) unless the template says
+// otherwise. Either gives the container the env RCSIM_POD_UID (fieldRef metadata.uid).
+void GiveContainersACommand(std::optional<PodTemplateSpec>* t, const std::string& crash_loop_dir,
+                            const std::string& readiness_dir) {
   if (!t->has_value()) return;
   for (Container& c : (*t)->spec.containers) {
     if (c.command.empty() && c.args.empty()) c.command = {"sleep", "3600"};
-    if (crash_loop_dir.empty()) continue;
-    std::vector<std::string> wrapped = {"sh", "-c", kCrashLoopWrapper, crash_loop_dir};
-    wrapped.insert(wrapped.end(), c.command.begin(), c.command.end());
-    c.command = std::move(wrapped);
+    if (crash_loop_dir.empty() && readiness_dir.empty()) continue;
+    if (!crash_loop_dir.empty()) {
+      std::vector<std::string> wrapped = {"sh", "-c", kCrashLoopWrapper, crash_loop_dir};
+      wrapped.insert(wrapped.end(), c.command.begin(), c.command.end());
+      c.command = std::move(wrapped);
+    }
     nlohmann::json rest = c.unknown_fields.empty() ? nlohmann::json::object() : *c.unknown_fields.get();
+    if (!readiness_dir.empty()) {
+      nlohmann::json& probe = rest["readinessProbe"];
+      if (!probe.is_object()) probe = nlohmann::json::object();
+      nlohmann::json gated = {"sh", "-c", kReadinessGate, readiness_dir};
+      const nlohmann::json* own = probe.contains("exec") ? &probe["exec"] : nullptr;
+      if (own != nullptr && own->is_object() && own->contains("command") && (*own)["command"].is_array()) {
+        for (const nlohmann::json& arg : (*own)["command"]) gated.push_back(arg);
+      }
+      probe.erase("httpGet");  // the node agents run exec probes only; one handler per probe
+      probe.erase("tcpSocket");
+      probe.erase("grpc");
+      probe["exec"] = {{"command", gated}};
+      for (const char* key : {"periodSeconds", "failureThreshold", "successThreshold"}) {
+        if (!probe.contains(key)) probe[key] = 1;
+      }
+    }
     nlohmann::json& env = rest["env"];
     if (!env.is_array()) env = nlohmann::json::array();
     env.push_back(
@@ -216,6 +243,11 @@ class RealRun {
   // SIGKILL of the pods' container processes; one not started yet is killed once it has (within 10 s).
   Status KillContainersOf(const std::vector<PodPtr>& pods);
   Status CrashLoop(const CrashLoopAction& a, Duration at);
+  Result<std::vector<std::string>> BoundTargets(const PodTarget& target, const std::string& what,
+                                                const std::string& suffix);
+  Status SetReady(const PodTarget& target, bool ready);
+  Status FlapReadiness(const FlapReadinessAction& a, Duration at);
+  void MarkReady(const std::vector<std::string>& uids, bool ready);
   Status FailNode(const FailNodeAction& a, Duration at);
   Status StopNodeAgents(const StopNodeAgentAction& a, Duration at);
   Status SetNodeCapacity(const NodeCapacityAction& a);
@@ -237,6 +269,7 @@ class RealRun {
   // With crash_loop events and node agents: the marker dir of kCrashLoopWrapper, in the stack's
   // temporary dir; else empty (containers run as written).
   std::string crash_loop_dir_;
+  std::string readiness_dir_;  // set_ready, flap_readiness: a marker per not-ready pod
   std::unique_ptr<HttpApiClient> api_;
   std::unique_ptr<Observer> observer_;
   RealMonitor monitor_;
@@ -283,7 +316,7 @@ Status RealRun::EnsureNamespace(const std::string& ns) {
 
 Status RealRun::CreateController(const ControllerConfig& c) {
   ReplicationController want = ControllerFromConfig(c);
-  if (agents()) GiveContainersACommand(&want.spec.template_, crash_loop_dir_);
+  if (agents()) GiveContainersACommand(&want.spec.template_, crash_loop_dir_, readiness_dir_);
   const auto deadline = SteadyClock::now() + kActionRetryFor;
   Result<ControllerPtr> rc = Status(Code::kUnavailable, "not sent");
   bool maybe_applied = false;  // an earlier attempt's outcome is unknown
@@ -328,7 +361,7 @@ Status RealRun::UpdateController(const UpdateControllerAction& a) {
     if (a.selector) rc.spec.selector = *a.selector;
     if (a.template_) {
       rc.spec.template_ = *a.template_;
-      if (agents()) GiveContainersACommand(&rc.spec.template_, crash_loop_dir_);
+      if (agents()) GiveContainersACommand(&rc.spec.template_, crash_loop_dir_, readiness_dir_);
     }
     Result<ControllerPtr> up = Call<Result<ControllerPtr>>(
         [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Update(rc, cb); });
@@ -484,6 +517,60 @@ Status RealRun::CrashLoop(const CrashLoopAction& a, Duration at) {
   return KillContainersOf(*chosen);
 }
 
+// The uids of the chosen pods that are bound to a node (readiness events leave the others alone, as in
+// the simulation), each logged as "<what>: <ns>/<name><suffix>".
+Result<std::vector<std::string>> RealRun::BoundTargets(const PodTarget& target, const std::string& what,
+                                                       const std::string& suffix) {
+  if (!agents() || readiness_dir_.empty()) return Status(Code::kInvalid, what + " needs node agents");
+  Result<std::vector<PodPtr>> chosen = ChooseTargets(target);
+  if (!chosen.ok()) return chosen.status();
+  std::vector<std::string> uids;
+  for (const PodPtr& p : *chosen) {
+    if (p->spec.node_name.empty()) continue;
+    uids.push_back(p->metadata.uid);
+    Log(what + ": " + KeyOf(p->metadata) + suffix);
+  }
+  return uids;
+}
+
+// set_ready: the chosen pods' markers are created (not ready) or removed (ready); their containers'
+// readinessProbes (kReadinessGate, every second) fail or pass from the next probe on, restarts
+// included, and the node agents write the pods' Ready condition.
+Status RealRun::SetReady(const PodTarget& target, bool ready) {
+  Result<std::vector<std::string>> uids = BoundTargets(target, ready ? "set_ready" : "set_not_ready", "");
+  if (!uids.ok()) return uids.status();
+  MarkReady(*uids, ready);
+  return Status::Ok();
+}
+
+// flap_readiness: not ready at `at`, ready at `at + period`, not ready at `at + 2 period`, ...; ready
+// at `at + for`.
+Status RealRun::FlapReadiness(const FlapReadinessAction& a, Duration at) {
+  Result<std::vector<std::string>> chosen =
+      BoundTargets(a.target, "flap_readiness", " every " + Seconds(a.period) + " for " + Seconds(a.for_));
+  if (!chosen.ok()) return chosen.status();
+  const std::vector<std::string> uids = std::move(chosen).value();
+  MarkReady(uids, false);
+  bool ready = true;
+  for (Duration t = a.period; t < a.for_; t += a.period, ready = !ready) {
+    Schedule(at + t, [this, uids, ready] { MarkReady(uids, ready); });
+  }
+  Schedule(at + a.for_, [this, uids] { MarkReady(uids, true); });
+  return Status::Ok();
+}
+
+void RealRun::MarkReady(const std::vector<std::string>& uids, bool ready) {
+  for (const std::string& uid : uids) {
+    const std::string marker = readiness_dir_ + "/" + uid;
+    if (ready) {
+      std::error_code ec;
+      std::filesystem::remove(marker, ec);
+    } else {
+      std::ofstream(marker) << uid << "\n";
+    }
+  }
+}
+
 Status RealRun::KillContainersOf(const std::vector<PodPtr>& pods) {
   const auto deadline = SteadyClock::now() + std::chrono::seconds(10);
   for (const PodPtr& p : pods) {
@@ -614,6 +701,8 @@ Status RealRun::Fire(const ScenarioEvent& e, Duration at) {
   }
   if (const auto* k = std::get_if<KillPodsAction>(&a)) return KillPods(k->target);
   if (const auto* c = std::get_if<CrashLoopAction>(&a)) return CrashLoop(*c, at);
+  if (const auto* r = std::get_if<SetReadyAction>(&a)) return SetReady(r->target, r->ready);
+  if (const auto* f = std::get_if<FlapReadinessAction>(&a)) return FlapReadiness(*f, at);
   if (const auto* f = std::get_if<FailNodeAction>(&a)) return FailNode(*f, at);
   if (const auto* n = std::get_if<StopNodeAgentAction>(&a)) return StopNodeAgents(*n, at);
   if (const auto* n = std::get_if<NodeCapacityAction>(&a)) return SetNodeCapacity(*n);
@@ -954,6 +1043,16 @@ RunResult RealRun::Run() {
       std::filesystem::create_directories(crash_loop_dir_, ec);
       if (ec) Fail("creating " + crash_loop_dir_ + ": " + ec.message());
     }
+    const bool readiness = std::any_of(s_.events.begin(), s_.events.end(), [](const ScenarioEvent& e) {
+      return std::holds_alternative<SetReadyAction>(e.action) ||
+             std::holds_alternative<FlapReadinessAction>(e.action);
+    });
+    if (readiness && agents()) {
+      readiness_dir_ = stack_->temp_dir() + "/readiness";
+      std::error_code ec;
+      std::filesystem::create_directories(readiness_dir_, ec);
+      if (ec) Fail("creating " + readiness_dir_ + ": " + ec.message());
+    }
     api_options.base_url = stack_->api_url();
   }
   Result<std::unique_ptr<HttpApiClient>> api = HttpApiClient::Create(api_options);
@@ -1142,7 +1241,9 @@ std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_clust
         std::holds_alternative<FailNodeAction>(e.action) ||
         std::holds_alternative<StopNodeAgentAction>(e.action) ||
         std::holds_alternative<StartNodeAgentAction>(e.action) ||
-        std::holds_alternative<NodeCapacityAction>(e.action)) {
+        std::holds_alternative<NodeCapacityAction>(e.action) ||
+        std::holds_alternative<SetReadyAction>(e.action) ||
+        std::holds_alternative<FlapReadinessAction>(e.action)) {
       if (existing_cluster) {
         add(pointer,
             "needs the node agents rcsim starts itself (it signals their processes); not with "
@@ -1150,13 +1251,6 @@ std::vector<std::string> RealModeProblems(const Scenario& s, bool existing_clust
       } else if (hollow_nodes) {
         add(pointer, "needs node agents running the pods as processes; not with --hollow-nodes");
       }
-      continue;
-    }
-    if (std::holds_alternative<SetReadyAction>(e.action) ||
-        std::holds_alternative<FlapReadinessAction>(e.action)) {
-      add(pointer,
-          "real mode cannot set a container's readiness: the node agents run only the exec readinessProbes "
-          "the pod templates have, and hollow nodes run nothing; the simulation only");
       continue;
     }
     if (const auto* r = std::get_if<RestartEtcdAction>(&e.action);

@@ -392,9 +392,9 @@ expect: []
   }
 }
 
-// Readiness events: nothing in real mode sets a container's readiness (the node agents run only the exec
-// readinessProbes of the templates): refused before the run.
-TEST(RealRunnerTest, RefusesReadinessEventsNamingThePointer) {
+// Readiness events run on rcsim's node agents (a marker file fails the containers' exec readinessProbe),
+// and are refused before the run with hollow nodes or --kubeconfig, naming the pointer.
+TEST(RealRunnerTest, ReadinessEventsNeedNodeAgentsAndAreRefusedElsewhere) {
   Scenario s = Parse(R"(
 name: t
 controllers: [{name: web, replicas: 2}]
@@ -404,13 +404,51 @@ events:
   - {at: 3s, flap_readiness: {selector: {app: web}, period: 1s, for: 4s}}
 expect: []
 )");
-  for (bool hollow : {false, true}) {
-    std::vector<std::string> problems = RealModeProblems(s, false, hollow);
+  EXPECT_TRUE(RealModeProblems(s, false).empty());
+  for (bool existing : {false, true}) {
+    std::vector<std::string> problems = RealModeProblems(s, existing, /*hollow_nodes=*/!existing);
     ASSERT_EQ(problems.size(), 2u);
     EXPECT_NE(problems[0].find("test.yaml: /events/0/set_ready: "), std::string::npos) << problems[0];
     EXPECT_NE(problems[1].find("test.yaml: /events/2/flap_readiness: "), std::string::npos) << problems[1];
   }
-  EXPECT_EQ(RealModeProblems(s, true).size(), 2u);
+}
+
+// set_ready and flap_readiness on node agents: the chosen pods go not ready through their exec
+// readinessProbe (behind the harness's gate, probed every second) and come back; they stay Running and
+// are not replaced. Two expectations are meant to fail: they show the ready count did drop.
+TEST(RealRunnerTest, SetReadyAndFlapReadinessRunOnNodeAgents) {
+  Scenario s = Parse(R"(
+name: real-readiness
+duration: 25s
+cluster: {nodes: 2}
+manager: {resync: 2s}
+controllers: [{name: web, replicas: 4}]
+events:
+  - {at: 2s, set_ready: {selector: {app: web}, count: 2, ready: false}}
+  - {at: 6s, set_ready: {selector: {app: web}, all: true, ready: true}}
+  - {at: 9s, flap_readiness: {selector: {app: web}, count: 1, period: 3s, for: 9s}}
+expect:
+  - never_below: {controller: web, ready: 2, after: 1s}
+  - never_below: {controller: web, ready: 3, after: 3500ms, until: 6s}
+  - never_below: {controller: web, ready: 4, after: 8s, until: 9s}
+  - never_below: {controller: web, ready: 4, after: 10500ms, until: 12s}
+  - never_below: {controller: web, ready: 3, after: 9s}
+  - never_below: {controller: web, ready: 4, after: 20s}
+  - never_above: {controller: web, active: 4}
+  - api_calls: {verb: create, at_most: 4}
+  - api_calls: {verb: delete, at_most: 0}
+  - final: {controller: web, running: 4}
+)");
+  RealRunOptions o = RunOptions();
+  RunResult r = RunScenarioReal(s, 1, o);
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(r.expectations.size(), 10u);
+  for (std::size_t i = 0; i < r.expectations.size(); ++i) {
+    const ExpectationOutcome& e = r.expectations[i];
+    EXPECT_EQ(e.passed, i != 1 && i != 3) << e.text << ": " << e.detail;
+  }
+  EXPECT_EQ(r.expectations[1].measured, 2) << r.expectations[1].detail;  // set_ready false on 2 of 4
+  EXPECT_EQ(r.expectations[3].measured, 3) << r.expectations[3].detail;  // one pod flapping
 }
 
 // crash_loop, stop_node_agent and start_node_agent were refused only when they fired (issue 12): now
