@@ -62,7 +62,7 @@ void PodGc::Pass() {
   }
   // The cache may lag behind a node's registration: ask the API before deleting its pods.
   for (const std::string& name : missing_nodes) {
-    cluster_->nodes().Get("", name, [this, alive = alive_, name](Result<NodePtr> r) {
+    cluster_->nodes().Get("", name, [this, alive = alive_, name](const Result<NodePtr>& r) {
       if (!*alive || r.ok() || r.status().code() != Code::kNotFound) return;
       for (const auto& [key, pod] : pods_->objects()) {
         if (pod->spec.node_name == name) ForceDelete(pod, &counters_.orphans_deleted, "orphaned");
@@ -80,7 +80,7 @@ void PodGc::ForceDelete(const PodPtr& pod, uint64_t* counter, const char* why) {
   const std::string key = ObjectCache<Pod>::KeyOf(*pod);
   const std::string what = why;
   api_->pods().Delete(pod->metadata.namespace_, pod->metadata.name, opts,
-                      [this, alive = alive_, uid, key, what, counter](Result<PodPtr> r) {
+                      [this, alive = alive_, uid, key, what, counter](const Result<PodPtr>& r) {
                         if (!*alive) return;
                         in_flight_.erase(uid);
                         if (!r.ok()) return;

@@ -48,6 +48,7 @@ std::pair<int, std::string> RunCommand(const std::vector<std::string>& args,
                                    .string();
   std::vector<std::string> copy = args;
   std::vector<char*> argv;
+  argv.reserve(copy.size() + 1);
   for (std::string& a : copy) argv.push_back(a.data());
   argv.push_back(nullptr);
   const int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -207,10 +208,11 @@ TEST_F(CascadingDeletionTest, KubectlDeleteRcCascades) {
   if (access(kKubectl, X_OK) != 0) GTEST_SKIP() << kKubectl << " is not installed";
   char home[] = "/tmp/rcsim-cascade-home-XXXXXX";
   ASSERT_NE(mkdtemp(home), nullptr);
-  setenv("HOME", home, 1);  // kubectl caches discovery under HOME: keep it away from the user's
+  // kubectl caches discovery under HOME: keep it away from the user's. No other thread runs yet.
+  setenv("HOME", home, 1);  // NOLINT(concurrency-mt-unsafe): one thread here
   const std::string kubeconfig = std::string(home) + "/kubeconfig";
   std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\n";
-  setenv("KUBECONFIG", kubeconfig.c_str(), 1);
+  setenv("KUBECONFIG", kubeconfig.c_str(), 1);  // NOLINT(concurrency-mt-unsafe): one thread here
   StartManager();
 
   CreateAndConverge("kc-background", 2);

@@ -16,11 +16,11 @@ class ClientFlagsTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     flags_.apiserver = "http://127.0.0.1:8080";
     flags_.in_cluster_root = (dir_ / "no-service-account").string();
-    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_HOST");  // NOLINT(concurrency-mt-unsafe): these tests run one thread
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& text) {
-    const std::string path = (dir_ / name).string();
+    std::string path = (dir_ / name).string();
     std::ofstream(path) << text;
     return path;
   }
@@ -90,15 +90,15 @@ TEST_F(ClientFlagsTest, HttpsKubeconfigGivesTheClientItsTlsSettings) {
 }
 
 TEST_F(ClientFlagsTest, InClusterWhenTheServiceHostIsSetAndNoServerGiven) {
-  setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
+  setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);  // NOLINT(concurrency-mt-unsafe): one thread
   Result<ClientConfig> c = ResolveClientConfig(flags_);
-  unsetenv("KUBERNETES_SERVICE_HOST");
-  ASSERT_FALSE(c.ok());  // no service account files under in_cluster_root
+  unsetenv("KUBERNETES_SERVICE_HOST");  // NOLINT(concurrency-mt-unsafe): one thread
+  ASSERT_FALSE(c.ok());                 // no service account files under in_cluster_root
   EXPECT_NE(c.status().message().find("in-cluster config"), std::string::npos);
-  flags_.server_given = true;  // --apiserver on the command line wins
-  setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
+  flags_.server_given = true;                        // --apiserver on the command line wins
+  setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);  // NOLINT(concurrency-mt-unsafe): one thread
   c = ResolveClientConfig(flags_);
-  unsetenv("KUBERNETES_SERVICE_HOST");
+  unsetenv("KUBERNETES_SERVICE_HOST");  // NOLINT(concurrency-mt-unsafe): one thread
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->server, "http://127.0.0.1:8080");
 }

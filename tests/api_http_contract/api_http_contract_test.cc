@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -65,7 +66,10 @@ class HttpStack : public ::testing::Environment {
   void TearDown() override {
     apiserver_.reset();
     etcd_.reset();
-    if (!certs_.empty()) std::system(("rm -rf " + certs_).c_str());
+    if (!certs_.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(certs_, ec);
+    }
   }
 
  private:
@@ -84,6 +88,7 @@ class HttpStack : public ::testing::Environment {
       o.certs_dir = certs_ + "/certs";
       const std::string cmd = std::string(RCSIM_MAKE_CERTS) + " " + o.certs_dir +
                               " --server https://127.0.0.1:PORT --user contract 2>/dev/null";
+      // NOLINTNEXTLINE(concurrency-mt-unsafe): the fixture's setup, before any client thread
       if (std::system(cmd.c_str()) != 0) return Status(Code::kInternal, "failed: " + cmd);
     }
     auto api = ApiServerProcess::Start(o);
@@ -194,7 +199,7 @@ class HttpApiHarnessT {
   // A fresh namespace, created first: the apiserver refuses objects in a namespace that does not exist.
   std::string ns() {
     static int counter = 0;  // one per harness type: the context names the namespace too
-    const std::string name =
+    std::string name =
         std::string("http-contract-") + (kContext[0] ? kContext : "plain") + "-" + std::to_string(++counter);
     Result<HttpReply> r =
         PostSync(*client_, "/api/v1/namespaces",
