@@ -1034,25 +1034,22 @@ RunResult RealRun::Run() {
     }
     stack_ = std::move(stack).value();
     Log("real stack: " + stack_->Describe());
-    const bool crash_loops = std::any_of(s_.events.begin(), s_.events.end(), [](const ScenarioEvent& e) {
+    // Marker dirs in the stack's temporary dir, for the events that need them on node agents.
+    auto marker_dir = [&](const std::string& name, auto has_event) {
+      if (!agents() || std::none_of(s_.events.begin(), s_.events.end(), has_event)) return std::string();
+      std::string dir = stack_->temp_dir() + "/" + name;
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      if (ec) Fail("creating " + dir + ": " + ec.message());
+      return dir;
+    };
+    crash_loop_dir_ = marker_dir("crash-loop", [](const ScenarioEvent& e) {
       return std::holds_alternative<CrashLoopAction>(e.action);
     });
-    if (crash_loops && agents()) {
-      crash_loop_dir_ = stack_->temp_dir() + "/crash-loop";
-      std::error_code ec;
-      std::filesystem::create_directories(crash_loop_dir_, ec);
-      if (ec) Fail("creating " + crash_loop_dir_ + ": " + ec.message());
-    }
-    const bool readiness = std::any_of(s_.events.begin(), s_.events.end(), [](const ScenarioEvent& e) {
+    readiness_dir_ = marker_dir("readiness", [](const ScenarioEvent& e) {
       return std::holds_alternative<SetReadyAction>(e.action) ||
              std::holds_alternative<FlapReadinessAction>(e.action);
     });
-    if (readiness && agents()) {
-      readiness_dir_ = stack_->temp_dir() + "/readiness";
-      std::error_code ec;
-      std::filesystem::create_directories(readiness_dir_, ec);
-      if (ec) Fail("creating " + readiness_dir_ + ": " + ec.message());
-    }
     api_options.base_url = stack_->api_url();
   }
   Result<std::unique_ptr<HttpApiClient>> api = HttpApiClient::Create(api_options);
