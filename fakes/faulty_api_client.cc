@@ -197,6 +197,7 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
     const TimePoint now = Now();
     const LatencyRange d = watch_delay_.Get(now);
     Duration delay = d.max > d.min ? rng_->Uniform(d.min, d.max) : d.min;
+    if (now < stall_until_) delay += stall_until_ - now;
     const Duration lag = stale_lag_.Get(now);
     if (lag <= Duration::zero()) return delay;
     const std::optional<TimePoint> happened = revision > 0 ? timeline_.BecameCurrent(revision) : now;
@@ -231,6 +232,7 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
 
   std::array<VerbFaults, kApiVerbCount> verbs_;
   Timed<LatencyRange> watch_delay_;
+  TimePoint stall_until_{};
   Timed<Duration> stale_lag_;
   RevisionTimeline timeline_;  // when each revision of `history` became current (stale reads)
   Timed<bool> partitioned_;
@@ -531,6 +533,7 @@ void FaultyApiClient::SetTimeoutRateAll(double rate, std::optional<TimePoint> un
 void FaultyApiClient::SetWatchDelay(Duration min, Duration max, std::optional<TimePoint> until) {
   core_->watch_delay_.Set(MakeRange(min, max), until);
 }
+void FaultyApiClient::StallWatches(TimePoint until) { core_->stall_until_ = until; }
 void FaultyApiClient::SetStaleLag(Duration lag, std::optional<TimePoint> until) {
   core_->SetStaleLag(std::max(lag, Duration::zero()), until);
 }
@@ -553,6 +556,7 @@ void FaultyApiClient::AbandonPending() {
 void FaultyApiClient::ClearFaults() {
   for (auto& v : core_->verbs_) v = VerbFaults{};
   core_->watch_delay_ = {};
+  core_->stall_until_ = {};
   core_->stale_lag_ = {};
   core_->timeline_.set_lag(Duration::zero());
   core_->partitioned_ = {};

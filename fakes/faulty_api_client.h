@@ -25,6 +25,9 @@
 //   fresh (a cache that caught up). Gets are fresh: without a resourceVersion they are quorum reads
 //   from etcd in Kubernetes (the manager's canAdopt re-read relies on it). A continued list keeps the
 //   revision of its first page; a list that names its own revision is served as asked.
+// - Stalled watches until T (StallWatches): the streams stay open, and every watch event that comes
+//   before T is held and delivered at T (on top of the watch delay, in order), as a stalled
+//   connection that catches up.
 // - DropWatches(): ends every active watch now with one kError event (kUnavailable), as when the
 //   connection to the API server breaks; the caller must re-list and re-watch.
 // - FailInFlight(): the store behind the API server crashed under the calls still waiting out their
@@ -96,6 +99,7 @@ class FaultyApiClient final : public ApiClient {
   void SetTimeoutRateAll(double rate, std::optional<TimePoint> until = {});
   void SetWatchDelay(Duration min, Duration max, std::optional<TimePoint> until = {});
   void SetStaleLag(Duration lag, std::optional<TimePoint> until = {});
+  void StallWatches(TimePoint until);
   void SetPartitioned(bool partitioned, std::optional<TimePoint> until = {});
   // How long a timed-out call takes to fail (default 1s).
   void set_timeout(Duration d);

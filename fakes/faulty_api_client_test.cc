@@ -218,6 +218,38 @@ TEST_F(FaultyApiClientTest, WatchDelayKeepsOrder) {
   EXPECT_EQ(seen, created);
 }
 
+// A stalled watch stays open: nothing arrives during the window, everything held arrives at its end
+// in order, and events after the window flow at once again.
+TEST_F(FaultyApiClientTest, StalledWatchHoldsEventsUntilTheWindowEndsInOrder) {
+  std::vector<std::pair<std::string, TimePoint>> seen;
+  auto watch = api_.pods().Watch("default", ListOptions{}, "", [&](const ApiWatchEvent<Pod>& ev) {
+    ASSERT_EQ(ev.type, ApiWatchEvent<Pod>::Type::kAdded);
+    seen.emplace_back(ev.object->metadata.name, loop_.Now());
+  });
+  loop_.RunFor(milliseconds(1));
+  const TimePoint until = loop_.Now() + seconds(2);
+  api_.StallWatches(until);
+  std::vector<std::string> created;
+  for (int i = 0; i < 10; ++i) {
+    created.push_back("s" + std::to_string(i));
+    ASSERT_TRUE(registry_.pods().Create("default", MakePod(created.back())).ok());
+    loop_.RunFor(milliseconds(100));
+  }
+  loop_.RunUntil(until - milliseconds(1));
+  EXPECT_TRUE(seen.empty()) << seen.size() << " events leaked through the stall";
+  loop_.RunUntil(until);
+  ASSERT_EQ(seen.size(), created.size());
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].first, created[i]);
+    EXPECT_EQ(seen[i].second, until);
+  }
+  ASSERT_TRUE(registry_.pods().Create("default", MakePod("after")).ok());
+  loop_.RunFor(Duration::zero());
+  ASSERT_EQ(seen.size(), created.size() + 1);
+  EXPECT_EQ(seen.back().first, "after");
+  EXPECT_EQ(seen.back().second, until);
+}
+
 TEST_F(FaultyApiClientTest, DroppedWatchEndsWithUnavailableAndDeliversNothingMore) {
   std::vector<ApiWatchEvent<Pod>> events;
   auto watch = api_.pods().Watch("default", ListOptions{}, "",

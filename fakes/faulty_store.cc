@@ -162,6 +162,8 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
       } else {
         delay = watch_delay_;
         lag = stale_lag_;
+        const TimePoint now = clock_->Now();
+        if (now < stall_until_) delay += stall_until_ - now;
       }
     }
     if (!drop) {
@@ -234,6 +236,7 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
   double timeout_rate_ = 0;
   double drop_rate_ = 0;
   Duration watch_delay_{};
+  TimePoint stall_until_{};
   Duration stale_lag_{};
   bool reject_new_watches_ = false;
   FaultyStoreCounters counters_;
@@ -272,6 +275,10 @@ void FaultyStore::set_watch_delay(Duration d) {
   std::lock_guard<std::mutex> lock(core_->mu_);
   core_->watch_delay_ = std::max(d, Duration::zero());
 }
+void FaultyStore::stall_watches_until(TimePoint until) {
+  std::lock_guard<std::mutex> lock(core_->mu_);
+  core_->stall_until_ = until;
+}
 void FaultyStore::set_watch_drop_rate(double p) {
   std::lock_guard<std::mutex> lock(core_->mu_);
   core_->drop_rate_ = p;
@@ -289,6 +296,7 @@ void FaultyStore::ClearFaults() {
     core_->timeout_rate_ = 0;
     core_->drop_rate_ = 0;
     core_->watch_delay_ = Duration::zero();
+    core_->stall_until_ = {};
     core_->reject_new_watches_ = false;
   }
   core_->SetStaleLag(Duration::zero());

@@ -57,6 +57,8 @@ class FaultyStore final : public Store {
   void set_error_rate(double p);
   void set_timeout_rate(double p);
   void set_watch_delay(Duration d);
+  // Watch responses that come before `until` are held and delivered at `until`, in order.
+  void stall_watches_until(TimePoint until);
   void set_watch_drop_rate(double p);
   void set_reject_new_watches(bool reject);
   void set_stale_read_lag(Duration lag);

@@ -22,7 +22,8 @@ class FaultyStoreTest : public ::testing::Test {
     req.value = Value(value);
     return s.Put(req);
   }
-  std::unique_ptr<Watch> WatchPrefix(const std::string& prefix, int64_t start, std::vector<WatchResponse>* out) {
+  std::unique_ptr<Watch> WatchPrefix(const std::string& prefix, int64_t start,
+                                     std::vector<WatchResponse>* out) {
     WatchRequest req;
     req.key = prefix;
     req.range_end = PrefixEnd(prefix);
@@ -263,6 +264,25 @@ TEST_F(FaultyStoreTest, StaleReadPredatesTheStartOfItsLag) {
   ASSERT_TRUE(r.ok() && r->has_value());
   EXPECT_EQ((*r)->value.bytes(), "v3");  // what was current at the window's start, never older
   EXPECT_EQ(store_.GetPrefix("/a/")->revision, r3);
+}
+
+TEST_F(FaultyStoreTest, StalledWatchHoldsResponsesUntilTheWindowEndsInOrder) {
+  std::vector<WatchResponse> got;
+  auto w = WatchPrefix("/a/", 0, &got);
+  const TimePoint until = loop_.Now() + std::chrono::seconds(1);
+  store_.stall_watches_until(until);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(Put(store_, "/a/" + std::to_string(i), "v").ok());
+    loop_.RunFor(std::chrono::milliseconds(100));
+  }
+  loop_.RunUntil(until - std::chrono::milliseconds(1));
+  EXPECT_TRUE(got.empty());
+  loop_.RunUntil(until);
+  ASSERT_EQ(got.size(), 5u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(got[i].events[0].kv.key, "/a/" + std::to_string(i));
+  ASSERT_TRUE(Put(store_, "/a/after", "v").ok());
+  loop_.RunFor(Duration::zero());
+  ASSERT_EQ(got.size(), 6u);  // after the window responses flow at once again
 }
 
 TEST_F(FaultyStoreTest, StaleLagAlsoDelaysWatchResponses) {

@@ -367,6 +367,11 @@ void EventInjector::FireWatchFaults(const WatchFaultsAction& a) {
       world_->loop().Schedule(t, [this] { world_->manager_api().DropWatches(); });
     }
   }
+  if (a.stall) {
+    const TimePoint until = world_->loop().Now() + a.for_;
+    api.StallWatches(until);
+    store.stall_watches_until(until);
+  }
   if (a.delay) {
     api.SetWatchDelay(*a.delay, *a.delay);
     store.set_watch_delay(*a.delay);

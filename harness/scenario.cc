@@ -661,8 +661,10 @@ EventAction ReadAction(std::string_view kind, const json& j, const std::string& 
     if (auto v = r.Bool("drop")) a.drop = *v;
     a.delay = r.Dur("delay");
     if (auto v = r.Bool("compact")) a.compact = *v;
-    if (!a.drop && !a.delay && !a.compact) Fail(ptr, "no fault (give drop, delay or compact)");
-    if (a.drop || a.delay) extend(a.for_, r.Ptr("for"));
+    if (auto v = r.Bool("stall")) a.stall = *v;
+    if (!a.drop && !a.delay && !a.compact && !a.stall)
+      Fail(ptr, "no fault (give drop, delay, compact or stall)");
+    if (a.drop || a.delay || a.stall) extend(a.for_, r.Ptr("for"));
     return a;
   }
   if (kind == "stale_reads") {

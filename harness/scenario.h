@@ -129,6 +129,7 @@ struct WatchFaultsAction {
   bool drop = false;
   std::optional<Duration> delay;
   bool compact = false;
+  bool stall = false;  // streams stay open, nothing delivered during `for`; everything held at its end
 };
 struct StaleReadsAction {
   Duration for_{0};

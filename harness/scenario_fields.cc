@@ -286,15 +286,17 @@ std::vector<ObjectSpec> BuildSpecs() {
        {},
        {{"error_rate", "timeout_rate", "latency"}}});
   s.push_back({"watch_faults",
-               "The manager's watches misbehave (at least one of drop, delay, compact).",
+               "The manager's watches misbehave (at least one of drop, delay, compact, stall).",
                {F("for", T::kPositiveDuration, "how long (default 10s)"),
                 F("drop", T::kBool, "watches break at `at` and every second during `for`"),
                 F("delay", T::kPositiveDuration, "every watch event arrives this late during `for`"),
-                F("compact", T::kBool, "the store is compacted at once")},
+                F("compact", T::kBool, "the store is compacted at once"),
+                F("stall", T::kBool,
+                  "watches stay open but deliver nothing during `for`; everything held arrives at its end")},
                ObjectSpec::Shape::kPlain,
                {},
                {},
-               {{"drop", "delay", "compact"}}});
+               {{"drop", "delay", "compact", "stall"}}});
   s.push_back(
       {"stale_reads",
        "The manager's lists and watches see the world `lag` late for `for`.",

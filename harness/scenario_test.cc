@@ -203,6 +203,28 @@ TEST(ScenarioTest, ParsesEveryEventKind) {
   EXPECT_EQ(r->SettleTime(), seconds(36));          // stop_node_agent at 16s for 20s
 }
 
+TEST(ScenarioTest, ParsesAWatchStallWithItsWindow) {
+  json doc = Minimal();
+  doc["events"] = json::parse(R"([
+    {"at": "1s", "watch_faults": {"stall": true}},
+    {"at": "2s", "watch_faults": {"stall": true, "for": "3s"}},
+    {"at": "3s", "watch_faults": {"stall": false}}
+  ])");
+  Result<Scenario> r = ParseScenario(doc, "m.json");
+  ASSERT_FALSE(r.ok());  // stall: false alone is no fault
+  EXPECT_NE(r.status().message().find("/events/2/watch_faults"), std::string::npos) << r.status().ToString();
+  doc["events"].erase(2);
+  r = ParseScenario(doc, "m.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto& first = std::get<WatchFaultsAction>(r->events[0].action);
+  EXPECT_TRUE(first.stall);
+  EXPECT_FALSE(first.drop);
+  EXPECT_EQ(first.for_, seconds(10));
+  EXPECT_EQ(r->events[0].settled_at, seconds(11));
+  EXPECT_EQ(std::get<WatchFaultsAction>(r->events[1].action).for_, seconds(3));
+  EXPECT_EQ(r->events[1].settled_at, seconds(5));
+}
+
 TEST(ScenarioTest, ParsesTheReadinessEventsWithTheirDefaults) {
   json doc = Minimal();
   doc["events"] = json::parse(R"([

@@ -752,6 +752,7 @@ Status RealRun::Fire(const ScenarioEvent& e, Duration at) {
       }
     }
     if (w->delay) proxy.SetWatchDelay(*w->delay, w->for_);
+    if (w->stall) proxy.StallWatches(w->for_);
     return Status::Ok();
   }
   if (const auto* st = std::get_if<StaleReadsAction>(&a)) {
