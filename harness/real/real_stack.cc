@@ -443,23 +443,33 @@ Status RealStack::WaitLog(ChildProcess& p, const std::string& what, const std::s
 }
 
 Result<int64_t> RealStack::CompactEtcd() {
-  int port = etcd_client_ports_.at(0);
-  for (int m = 0; m < etcd_members(); ++m) {
-    if (etcd_[m]->Running()) {
-      port = etcd_client_ports_[m];
-      break;
+  // Through the leader when one is known, else any running member. Right after an election a member
+  // may not know the new leader yet and refuse ("etcdserver: no leader"): retried until the deadline,
+  // as etcdctl's retrying client would.
+  const auto deadline = SteadyClock::now() + options_.start_timeout;
+  while (true) {
+    int member = EtcdLeader();
+    for (int m = 0; member < 0 && m < etcd_members(); ++m) {
+      if (etcd_[m]->Running()) member = m;
     }
+    const int port = etcd_client_ports_.at(member < 0 ? 0 : member);
+    const std::string range = Body(HttpRequest(port, "POST", "/v3/kv/range", R"({"key":"AA=="})"));
+    nlohmann::json j = nlohmann::json::parse(range, nullptr, /*allow_exceptions=*/false);
+    Status failed;
+    if (j.is_discarded() || !j.contains("header") || !j["header"].contains("revision")) {
+      failed = Status(Code::kUnavailable, "etcd: cannot read the revision: " + range);
+    } else {
+      const std::string revision = j["header"]["revision"].get<std::string>();
+      const std::string done = HttpRequest(port, "POST", "/v3/kv/compaction",
+                                           R"({"revision":")" + revision + R"(","physical":true})");
+      if (StatusCodeOf(done) == 200) return std::stoll(revision);
+      // Compacted meanwhile (a retry after an applied attempt whose answer was lost): done.
+      if (done.find("required revision has been compacted") != std::string::npos) return std::stoll(revision);
+      failed = Status(Code::kUnavailable, "etcd: compaction failed: " + done);
+    }
+    if (SteadyClock::now() >= deadline) return failed;
+    std::this_thread::sleep_for(kPoll);
   }
-  const std::string range = Body(HttpRequest(port, "POST", "/v3/kv/range", R"({"key":"AA=="})"));
-  nlohmann::json j = nlohmann::json::parse(range, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.contains("header") || !j["header"].contains("revision")) {
-    return Status(Code::kUnavailable, "etcd: cannot read the revision: " + range);
-  }
-  const std::string revision = j["header"]["revision"].get<std::string>();
-  const std::string done =
-      HttpRequest(port, "POST", "/v3/kv/compaction", R"({"revision":")" + revision + R"(","physical":true})");
-  if (StatusCodeOf(done) != 200) return Status(Code::kUnavailable, "etcd: compaction failed: " + done);
-  return std::stoll(revision);
 }
 
 std::vector<pid_t> RealStack::pids() {

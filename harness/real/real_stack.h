@@ -93,8 +93,8 @@ class RealStack {
   bool EtcdRunning(int member = 0) { return etcd_.at(member)->Running(); }
   // The member that leads now (asked of every running member: /v3/maintenance/status), or -1.
   int EtcdLeader();
-  // Compacts etcd at its current revision (physical), through the first member that answers; the
-  // revision.
+  // Compacts etcd at its current revision (physical), through the leader (or a running member),
+  // retried until start_timeout while members refuse (no leader yet after an election); the revision.
   Result<int64_t> CompactEtcd();
 
   // Node agents, by index (node-<i>).
