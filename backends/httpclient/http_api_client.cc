@@ -422,8 +422,11 @@ void HttpTransport::OnResponse(const OpPtr& op, ErrorCode ec) {
 
 void HttpTransport::FailIo(OpPtr op, const ErrorCode& ec) {
   const bool nothing_received = !op->parser || !op->parser->got_some();
-  if (op->reused && !op->retried && nothing_received && IsConnectionClosedError(ec) && !stopping()) {
-    // The server closed the idle connection as we reused it, so it never saw the request.
+  if (op->reused && !op->retried && !op->mutating && nothing_received && IsConnectionClosedError(ec) &&
+      !stopping()) {
+    // The server closed the idle connection as we reused it: a read is sent again. A write is not
+    // (below: outcome unknown): a server killed after it read and applied the request closes the
+    // connection the same way, and a retried create would make a second pod.
     Release(std::move(op->conn), /*reusable=*/false);
     op->retried = true;
     op->written = false;

@@ -301,6 +301,42 @@ TEST(HttpApiClientTest, ServerClosingIdleConnectionIsNotAnError) {
   EXPECT_EQ(server.connections(), 4);
 }
 
+// Issue 7 (ProcessKillTest.ApiServerSigkilledUnderLoad..., peak 305 of 300): an API server SIGKILLed
+// after it applied a create closes the reused connection before answering. The client took that for
+// an idle close, sent the create again (connection refused: "unavailable", so not applied), and the
+// manager created a replacement for a pod that existed. A write is never re-sent: outcome unknown.
+TEST(HttpApiClientTest, AWriteOnAReusedConnectionThatClosesIsUnknownNeverResent) {
+  std::atomic<int> creates{0};
+  ScriptedServer server([&](tcp::socket& s, int conn) {
+    beast::flat_buffer buf;
+    http::request<http::string_body> req;
+    for (int n = 0; ReadRequest(s, buf, &req); ++n) {
+      if (req.method() == http::verb::post) ++creates;
+      if (conn == 0 && n == 1) {  // the first connection "dies" after it read its second request
+        beast::error_code ec;
+        s.shutdown(tcp::socket::shutdown_both, ec);
+        return;
+      }
+      WriteResponse(s, req.method() == http::verb::post ? 201 : 200, PodJson("p", "1"));
+      req = {};
+    }
+  });
+  HttpApiClientOptions o;
+  o.max_connections = 1;
+  auto client = MakeClient(server.url(), o);
+  ASSERT_TRUE(GetPod(*client, "p").ok());  // the connection is now idle in the pool
+  std::promise<PodResult> p;
+  auto f = p.get_future();
+  Pod pod;
+  pod.metadata.name = "p";
+  client->pods().Create("ns", pod, [&p](PodResult r) { p.set_value(std::move(r)); });
+  PodResult created = Await(f);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.status().code(), Code::kTimeout) << created.status().ToString();
+  EXPECT_EQ(creates.load(), 1) << "the create was sent again";
+  ASSERT_TRUE(GetPod(*client, "p").ok());  // on a new connection
+}
+
 TEST(HttpApiClientTest, ConnectionRefusedIsUnavailable) {
   std::string url;
   {
