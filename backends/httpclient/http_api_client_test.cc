@@ -278,6 +278,7 @@ TEST(HttpApiClientTest, PoolLimitQueuesRequestsFifo) {
   auto f = all_done.get_future();
   ASSERT_EQ(f.wait_for(kWait), std::future_status::ready);
   std::vector<std::string> want;
+  want.reserve(kRequests);
   for (int i = 0; i < kRequests; ++i) want.push_back("p" + std::to_string(i));
   EXPECT_EQ(order, want);
   EXPECT_EQ(server.connections(), 1);
