@@ -98,6 +98,9 @@ struct DeleteOptions {
   // "" (the resource's default: Orphan for replication controllers, Background otherwise),
   // "Orphan" (adds the `orphan` finalizer), "Background", "Foreground" (adds `foregroundDeletion`).
   std::string propagation_policy;
+  // dryRun=All: checked (existence, preconditions) and answered with the object as the deletion would
+  // leave it, but nothing is written.
+  bool dry_run = false;
 };
 
 // One resource type (namespace "" in List/Watch means all namespaces).

@@ -107,7 +107,7 @@ Result<LeasePtr> LeaseRegistry::Create(const std::string& ns, Lease lease) {
   return std::make_shared<const Lease>(std::move(lease));
 }
 
-Result<LeasePtr> LeaseRegistry::Update(Lease lease) {
+Result<LeasePtr> LeaseRegistry::Update(const Lease& lease) {
   const std::string ns = lease.metadata.namespace_;
   const std::string name = lease.metadata.name;
   if (ns.empty() || name.empty()) return LeaseNotFound(name);
@@ -167,6 +167,7 @@ Result<LeasePtr> LeaseRegistry::Delete(const std::string& ns, const std::string&
                                          opts.precondition_resource_version +
                                          ", ResourceVersion in object meta: " + meta.resource_version);
     }
+    if (opts.dry_run) return *stored;
     TxnRequest txn;
     txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, (*got)->mod_revision));
     DeleteRequest del;

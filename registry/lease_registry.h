@@ -36,7 +36,7 @@ class LeaseRegistry {
   // ns "" lists every namespace, in key order; resource_version is the revision read at.
   Result<ObjectList<Lease>> List(const std::string& ns);
   Result<LeasePtr> Create(const std::string& ns, Lease lease);
-  Result<LeasePtr> Update(Lease lease);
+  Result<LeasePtr> Update(const Lease& lease);
   Result<LeasePtr> Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts);
 
  private:

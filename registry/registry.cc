@@ -956,6 +956,7 @@ Result<typename ResourceRegistry<T>::DeleteOutcome> ResourceRegistry<T>::DeleteR
                                            ", but the stored object does not decode (" +
                                            stored.status().message() + ")");
       }
+      if (opts.dry_run) return DeletedOutcome(kv, kv.mod_revision);
       TxnRequest txn;
       txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, kv.mod_revision));
       DeleteRequest del;
@@ -988,9 +989,13 @@ Result<typename ResourceRegistry<T>::DeleteOutcome> ResourceRegistry<T>::DeleteR
       m.deletion_grace_period_seconds = grace;
       changed = true;
     }
+    const bool remove = ReadyToRemove(m);
+    if (opts.dry_run) {  // what the deletion would answer, at the stored revision
+      return DeleteOutcome{WithRevision(key, remove || !changed ? *stored : next, kv.mod_revision, true),
+                           Status::Ok()};
+    }
     TxnRequest txn;
     txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, kv.mod_revision));
-    const bool remove = ReadyToRemove(m);
     if (remove) {
       DeleteRequest del;
       del.key = key;

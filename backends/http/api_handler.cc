@@ -11,6 +11,7 @@
 
 #include "backends/http/discovery.h"
 #include "backends/http/field_validation.h"
+#include "backends/http/k8s_protobuf.h"
 #include "backends/http/lease_routes.h"
 #include "backends/http/namespaces.h"
 #include "backends/http/patch.h"
@@ -625,18 +626,16 @@ class ResourceRoutes {
     Result<ListOptions> opts = ListOptionsOf(q_);
     if (!opts.ok()) return ErrorResponse(opts.status());
     if (Status s = CheckListResourceVersion(q_); !s.ok()) return ErrorResponse(s);
-    if (!req_.body.empty()) {
-      Result<json> j = ParseBody(req_.body);
-      if (!j.ok()) return ErrorResponse(j.status());
-      if (!j->is_object()) return ErrorResponse(Code::kBadRequest, "DeleteOptions must be an object");
-    }
+    if (!req_.body.empty() && !IsJsonContentType(req_.content_type)) return UnsupportedMediaType();
+    Result<DeleteOptions> options = OptionsOfDelete();
+    if (!options.ok()) return ErrorResponse(options.status());
     opts->limit = 0;
     opts->continue_token.clear();
     Result<ObjectList<T>> list = reg_->List(ns, *opts);
     if (!list.ok()) return ErrorResponse(list.status());
     json items = json::array();
     for (const Ptr& obj : list->items) {
-      DeleteOptions del;
+      DeleteOptions del = *options;
       del.precondition_uid = obj->metadata.uid;  // never a successor that took the name meanwhile
       Result<Ptr> r = reg_->Delete(obj->metadata.namespace_, obj->metadata.name, del);
       if (r.ok()) {
@@ -652,23 +651,10 @@ class ResourceRoutes {
   }
 
   HttpResponse Delete(const std::string& ns, const std::string& name) const {
-    DeleteOptions opts;
-    if (q_.Has("gracePeriodSeconds")) {
-      int64_t g = 0;
-      if (!ParseInt(q_.Get("gracePeriodSeconds"), &g)) {
-        return ErrorResponse(Code::kBadRequest,
-                             "invalid gracePeriodSeconds: " + q_.Get("gracePeriodSeconds"));
-      }
-      opts.grace_period_seconds = g;
-    }
-    opts.propagation_policy = q_.Get("propagationPolicy");
-    if (!req_.body.empty()) {
-      if (!IsJsonContentType(req_.content_type)) return UnsupportedMediaType();
-      Result<DeleteOptions> parsed = DeleteOptionsFromBody(req_.body, std::move(opts));
-      if (!parsed.ok()) return ErrorResponse(parsed.status());
-      opts = std::move(parsed).value();
-    }
-    auto r = reg_->DeleteReporting(ns, name, opts);
+    if (!req_.body.empty() && !IsJsonContentType(req_.content_type)) return UnsupportedMediaType();
+    Result<DeleteOptions> opts = OptionsOfDelete();
+    if (!opts.ok()) return ErrorResponse(opts.status());
+    auto r = reg_->DeleteReporting(ns, name, *opts);
     if (!r.ok()) return ErrorResponse(r.status());
     if (!r->decode_error.ok()) {
       // Deleted, but there is no object to return: say what happened, as a success Status.
@@ -686,6 +672,22 @@ class ResourceRoutes {
   }
 
  private:
+  // The DeleteOptions of a DELETE: the query's gracePeriodSeconds, propagationPolicy and dryRun, then
+  // the body's (JSON, or protobuf read into JSON by Handle; callers answer 415 for another type first).
+  Result<DeleteOptions> OptionsOfDelete() const {
+    DeleteOptions opts;
+    if (q_.Has("gracePeriodSeconds")) {
+      int64_t g = 0;
+      if (!ParseInt(q_.Get("gracePeriodSeconds"), &g)) {
+        return Status(Code::kBadRequest, "invalid gracePeriodSeconds: " + q_.Get("gracePeriodSeconds"));
+      }
+      opts.grace_period_seconds = g;
+    }
+    opts.propagation_policy = q_.Get("propagationPolicy");
+    opts.dry_run = q_.Has("dryRun");  // CheckDryRun allowed only "All"
+    if (req_.body.empty()) return opts;
+    return DeleteOptionsFromBody(req_.body, std::move(opts));
+  }
   TableOptions TableOpts() const {
     TableOptions o;
     o.now = clock_->Now();
@@ -719,16 +721,16 @@ HttpResponse NotFound(const std::string& path) {
   return ErrorResponse(Code::kNotFound, "the server could not find the requested resource: " + path);
 }
 
-// dryRun=All is honoured on create only; elsewhere it is refused rather than ignored (a write that
-// the client meant as a rehearsal must not happen).
+// dryRun=All is honoured on create and delete only; elsewhere it is refused rather than ignored (a
+// write that the client meant as a rehearsal must not happen).
 Status CheckDryRun(const HttpRequest& req, const Query& q) {
   if (!q.Has("dryRun")) return Status::Ok();
   if (q.Get("dryRun") != "All") {
     return Status(Code::kBadRequest,
                   "invalid dryRun value \"" + q.Get("dryRun") + "\": the only supported value is \"All\"");
   }
-  if (req.method != "POST" && req.method != "GET") {
-    return Status(Code::kBadRequest, "dryRun is supported only when creating objects");
+  if (req.method != "POST" && req.method != "GET" && req.method != "DELETE") {
+    return Status(Code::kBadRequest, "dryRun is supported only when creating or deleting objects");
   }
   return Status::Ok();
 }
@@ -885,6 +887,7 @@ HttpResponse ServeNamespaces(Registry* registry, const Clock* clock, const HttpR
   if (q.Has("watch") && q.Get("watch") != "false" && q.Get("watch") != "0") {
     return ErrorResponse(Code::kMethodNotAllowed, "watching namespaces is not supported");
   }
+  if (Status s = CheckDryRun(req, q); !s.ok()) return ErrorResponse(s);
   if (name == nullptr) {
     if (req.method == "GET") {
       Result<ListOptions> opts = ListOptionsOf(q);  // labelSelector and fieldSelector metadata.name
@@ -910,15 +913,65 @@ HttpResponse ServeNamespaces(Registry* registry, const Clock* clock, const HttpR
       std::vector<std::string> warnings;
       if (Status s = CheckFields(*body, "V1Namespace", *mode, &warnings); !s.ok()) return ErrorResponse(s);
       PruneUnknownFields(*body, "V1Namespace");
-      HttpResponse r = answer(namespaces.Create(*body), 201);
+      HttpResponse r = answer(namespaces.Create(*body, q.Has("dryRun")), 201);
       r.warnings = std::move(warnings);
       return r;
     }
     return MethodNotAllowed(req.method);
   }
   if (req.method == "GET") return answer(namespaces.Get(*name), 200);
-  if (req.method == "DELETE") return answer(namespaces.Delete(*name), 200);
+  if (req.method == "DELETE") {
+    DeleteOptions opts;
+    opts.dry_run = q.Has("dryRun");
+    if (!req.body.empty()) {
+      if (!IsJsonContentType(req.content_type)) return UnsupportedMediaTypeResponse(req.content_type);
+      Result<DeleteOptions> parsed = DeleteOptionsFromBody(req.body, std::move(opts));
+      if (!parsed.ok()) return ErrorResponse(parsed.status());
+      opts = std::move(parsed).value();
+    }
+    return answer(namespaces.Delete(*name, opts), 200);
+  }
   return MethodNotAllowed(req.method);
+}
+
+// POST pods/{name}/eviction: a policy/v1 (or v1beta1) Eviction deletes the pod with its deleteOptions,
+// as kube-apiserver does when no PodDisruptionBudget covers the pod (none are served here), and
+// answers 201 with a Success Status. dryRun (query or deleteOptions) checks and deletes nothing.
+HttpResponse ServeEviction(Registry* registry, const HttpRequest& req, const Query& q, const std::string& ns,
+                           const std::string& name) {
+  if (req.method != "POST") return MethodNotAllowed(req.method);
+  if (Status s = CheckDryRun(req, q); !s.ok()) return ErrorResponse(s);
+  if (!IsJsonContentType(req.content_type)) return UnsupportedMediaTypeResponse(req.content_type);
+  Result<json> body = ParseBody(req.body);
+  if (!body.ok()) return ErrorResponse(body.status());
+  if (!body->is_object()) return ErrorResponse(Code::kBadRequest, "the request body must be a JSON object");
+  const std::string version = body->value("apiVersion", "policy/v1");
+  if (Status s = CheckKind(*body, "Eviction", version == "policy/v1beta1" ? "policy/v1beta1" : "policy/v1");
+      !s.ok()) {
+    return ErrorResponse(s);
+  }
+  const json meta = body->value("metadata", json::object());
+  if (!meta.is_object()) return ErrorResponse(Code::kBadRequest, "metadata must be an object");
+  if (meta.value("name", name) != name) {
+    return ErrorResponse(Code::kBadRequest, "name in URL does not match name in Eviction object");
+  }
+  if (meta.value("namespace", ns) != ns) {
+    return ErrorResponse(Code::kBadRequest, "namespace in URL does not match namespace in Eviction object");
+  }
+  DeleteOptions opts;
+  opts.dry_run = q.Has("dryRun");  // CheckDryRun allowed only "All"
+  if (auto d = body->find("deleteOptions"); d != body->end() && !d->is_null()) {
+    Result<DeleteOptions> parsed = DeleteOptionsFromBody(d->dump(), std::move(opts));
+    if (!parsed.ok()) return ErrorResponse(parsed.status());
+    opts = std::move(parsed).value();
+  }
+  Result<PodPtr> deleted = registry->pods().Delete(ns, name, opts);
+  if (!deleted.ok()) return ErrorResponse(deleted.status());
+  return JsonResponse(201, {{"kind", "Status"},
+                            {"apiVersion", "v1"},
+                            {"metadata", json::object()},
+                            {"status", "Success"},
+                            {"code", 201}});
 }
 
 // POST pods/{name}/binding (name from the URL) or bindings (name from the body).
@@ -1098,7 +1151,30 @@ ApiHandler::ApiHandler(Registry* registry, const Clock* clock)
       pod_cache_(&registry->pods(), registry->context().store(), PodPrefix("")),
       rc_cache_(&registry->controllers(), registry->context().store(), ControllerPrefix("")) {}
 
-ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<WatchSink>& sink) {
+ApiOutcome ApiHandler::Handle(const HttpRequest& request, const std::shared_ptr<WatchSink>& sink) {
+  // A protobuf body (kubectl's typed clients) is read into JSON here, so every handler takes JSON.
+  HttpRequest converted;
+  bool was_protobuf = false;
+  if (IsProtobufContentType(request.content_type) && !request.body.empty()) {
+    Result<ProtobufBody> decoded = DecodeK8sProtobuf(request.body);
+    if (!decoded.ok()) return Respond(ErrorResponse(decoded.status()));
+    if (decoded->unsupported_kind) {
+      return Respond(JsonResponse(
+          415, {{"kind", "Status"},
+                {"apiVersion", "v1"},
+                {"metadata", json::object()},
+                {"status", "Failure"},
+                {"message", "protobuf bodies are read for Namespace, DeleteOptions and Eviction only, not " +
+                                decoded->kind + "; send it as application/json"},
+                {"reason", "UnsupportedMediaType"},
+                {"code", 415}}));
+    }
+    converted = request;
+    converted.body = decoded->object.dump();
+    converted.content_type = "application/json";
+    was_protobuf = true;
+  }
+  const HttpRequest& req = was_protobuf ? converted : request;
   const size_t qmark = req.target.find('?');
   const std::string path = req.target.substr(0, qmark);
   Result<Query> q = ParseQuery(qmark == std::string::npos ? std::string_view()
@@ -1129,8 +1205,22 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<Watc
     if (leases_ != nullptr) groups["groups"].push_back(CoordinationGroupJson());
     return fixed(groups);
   }
-  if (leases_ != nullptr && IsLeasePath(seg)) return Respond(ServeLeases(leases_, req, seg));
+  if (leases_ != nullptr && IsLeasePath(seg)) {
+    if (q->Has("dryRun") && req.method != "DELETE") {
+      return Respond(ErrorResponse(Code::kBadRequest, "dryRun is supported for leases only when deleting"));
+    }
+    return Respond(ServeLeases(leases_, req, seg, q->Has("dryRun")));
+  }
   if (seg.size() == 2 && seg[0] == "api" && seg[1] == "v1") return fixed(CoreV1ResourcesJson());
+  if (seg.size() == 2 && seg[0] == "apis" && seg[1] == "policy") {
+    json group = PolicyGroupJson();
+    group["kind"] = "APIGroup";
+    group["apiVersion"] = "v1";
+    return fixed(group);
+  }
+  if (seg.size() == 3 && seg[0] == "apis" && seg[1] == "policy" && seg[2] == "v1") {
+    return fixed(PolicyV1ResourcesJson());
+  }
   if (seg.size() == 2 && seg[0] == "openapi" && seg[1] == "v3") return fixed(OpenApiV3RootJson());
   if (seg.size() == 4 && seg[0] == "openapi" && seg[1] == "v3" && seg[2] == "api" && seg[3] == "v1") {
     return fixed(OpenApiV3CoreV1Json());
@@ -1204,6 +1294,7 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& req, const std::shared_ptr<Watc
   }
   if (*sub == "scale" && !pods) return Respond(ServeScale(registry_, req, ns, *name, *q));
   if (*sub == "binding" && pods) return Respond(ServeBinding(registry_, req, *q, ns, name));
+  if (*sub == "eviction" && pods) return Respond(ServeEviction(registry_, req, *q, ns, *name));
   if (*sub == "log" && pods) return ServePodLog(registry_, req, ns, *name, sink);
   return Respond(NotFound(path));
 }
@@ -1247,6 +1338,17 @@ Result<DeleteOptions> DeleteOptionsFromBody(std::string_view body, DeleteOptions
                       "orphanDependents and deletionPropagation cannot be both set"}});
     }
     opts.propagation_policy = orphan->get<bool>() ? kPropagationOrphan : kPropagationBackground;
+  }
+  auto dry = j->find("dryRun");
+  if (dry != j->end() && !dry->is_null()) {
+    if (!dry->is_array()) return Status(Code::kBadRequest, "dryRun must be a list of strings");
+    for (const json& v : *dry) {
+      if (!v.is_string() || v.get_ref<const std::string&>() != "All") {
+        return Status(Code::kBadRequest,
+                      "invalid dryRun value " + v.dump() + ": the only supported value is \"All\"");
+      }
+      opts.dry_run = true;
+    }
   }
   return opts;
 }

@@ -95,8 +95,20 @@ json ApiVersionsJson() {
            json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", "127.0.0.1"}}})}};
 }
 
+json PolicyGroupJson() {
+  const json version = {{"groupVersion", "policy/v1"}, {"version", "v1"}};
+  return {{"name", "policy"}, {"versions", json::array({version})}, {"preferredVersion", version}};
+}
+
+json PolicyV1ResourcesJson() {
+  return {{"kind", "APIResourceList"},
+          {"apiVersion", "v1"},
+          {"groupVersion", "policy/v1"},
+          {"resources", json::array()}};
+}
+
 json ApiGroupListJson() {
-  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", json::array()}};
+  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", json::array({PolicyGroupJson()})}};
 }
 
 json CoreV1ResourcesJson() {
@@ -118,6 +130,8 @@ json CoreV1ResourcesJson() {
   namespaces["namespaced"] = false;
   resources.push_back(std::move(namespaces));
   resources.push_back(Resource("pods/binding", "Binding", json::array({"create"})));
+  resources.push_back(
+      Resource("pods/eviction", "Eviction", json::array({"create"}), nullptr, "policy", "v1"));
   resources.push_back(Resource("bindings", "Binding", json::array({"create"})));
   json nodes = Resource("nodes", "Node", crud, json::array({"no"}));
   nodes["namespaced"] = false;

@@ -19,9 +19,14 @@ namespace rcsim {
 nlohmann::json VersionJson();
 // GET /api: APIVersions {versions: ["v1"]}.
 nlohmann::json ApiVersionsJson();
-// GET /apis: an empty APIGroupList.
+// GET /apis: an APIGroupList of `policy` (for pods/eviction, whose kind is policy/v1 Eviction: kubectl
+// drain evicts only when the group is there; no PodDisruptionBudgets are served).
 nlohmann::json ApiGroupListJson();
-// GET /api/v1: APIResourceList of pods, pods/status, replicationcontrollers (+ /status, /scale).
+// GET /apis/policy: its APIGroup; GET /apis/policy/v1: an empty APIResourceList.
+nlohmann::json PolicyGroupJson();
+nlohmann::json PolicyV1ResourcesJson();
+// GET /api/v1: APIResourceList of pods (+ /status, /log, /binding, /eviction), replicationcontrollers
+// (+ /status, /scale), events, namespaces, bindings, nodes (+ /status).
 nlohmann::json CoreV1ResourcesJson();
 // GET /openapi/v3: {paths: {"api/v1": {serverRelativeURL: ...}}}.
 nlohmann::json OpenApiV3RootJson();

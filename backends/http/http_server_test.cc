@@ -217,7 +217,8 @@ TEST_F(HttpServerTest, Discovery) {
   EXPECT_EQ(client_->Get("/api").Json()["versions"], json::array({"v1"}));
   Reply apis = client_->Get("/apis");
   EXPECT_EQ(apis.Json()["kind"], "APIGroupList");
-  EXPECT_EQ(apis.Json()["groups"], json::array());
+  ASSERT_EQ(apis.Json()["groups"].size(), 1u);  // policy, for pods/eviction (no leases without etcd leases)
+  EXPECT_EQ(apis.Json()["groups"][0]["name"], "policy");
   json v1 = client_->Get("/api/v1").Json();
   EXPECT_EQ(v1["kind"], "APIResourceList");
   std::map<std::string, json> by_name;
@@ -505,6 +506,95 @@ TEST_F(HttpServerTest, DryRunCreateStoresNothing) {
   EXPECT_EQ(r.Json()["spec"]["selector"]["app"], "web");
   EXPECT_EQ(Snapshot(), before);
   EXPECT_EQ(client_->Get(kRcs + "/web").status, 404);
+}
+
+// `kubectl delete --dry-run=server` sends DeleteOptions.dryRun in the body: it deleted for real.
+TEST_F(HttpServerTest, DryRunDeletesStoreNothing) {
+  ASSERT_EQ(client_->Post(kPods, PodJson("p1")).status, 201);
+  ASSERT_EQ(client_->Post(kRcs, RcJson("web")).status, 201);
+  ASSERT_EQ(client_->Post("/api/v1/namespaces", {{"metadata", {{"name", "team"}}}}).status, 201);
+  const std::string before = Snapshot();
+  Reply q = client_->Delete(kPods + "/p1?dryRun=All");
+  ASSERT_EQ(q.status, 200) << q.body;
+  EXPECT_EQ(q.Json()["metadata"]["name"], "p1");
+  Reply body = client_->Do(http::verb::delete_, kRcs + "/web", R"({"dryRun":["All"]})");
+  ASSERT_EQ(body.status, 200) << body.body;
+  Reply coll = client_->Do(http::verb::delete_, kPods, R"({"dryRun":["All"],"gracePeriodSeconds":0})");
+  ASSERT_EQ(coll.status, 200) << coll.body;
+  EXPECT_EQ(coll.Json()["items"].size(), 1u);
+  EXPECT_EQ(client_->Delete("/api/v1/namespaces/team?dryRun=All").status, 200);
+  EXPECT_EQ(client_->Post("/api/v1/namespaces?dryRun=All", {{"metadata", {{"name", "other"}}}}).status, 201);
+  EXPECT_EQ(client_->Post("/api/v1/namespaces?dryRun=All", {{"metadata", {{"name", "team"}}}}).status, 409);
+  EXPECT_EQ(client_->Do(http::verb::delete_, kPods + "/p1", R"({"dryRun":["Some"]})").status, 400);
+  EXPECT_EQ(client_->Delete(kPods + "/p1?dryRun=Some").status, 400);
+  EXPECT_EQ(Snapshot(), before);
+  EXPECT_EQ(client_->Get(kPods + "/p1").status, 200);
+  EXPECT_EQ(client_->Get("/api/v1/namespaces/other").status, 404);
+}
+
+// kubectl drain evicts through pods/{name}/eviction (policy/v1), listed in discovery with the policy
+// group; no PodDisruptionBudget is served, so an eviction is a delete with its deleteOptions.
+TEST_F(HttpServerTest, EvictionDeletesThePodWithItsOptions) {
+  const json core = client_->Get("/api/v1").Json();
+  bool listed = false;
+  for (const json& r : core["resources"]) {
+    if (r["name"] == "pods/eviction") listed = r["kind"] == "Eviction" && r["group"] == "policy";
+  }
+  EXPECT_TRUE(listed) << core.dump();
+  EXPECT_EQ(client_->Get("/apis").Json()["groups"][0]["name"], "policy");
+  EXPECT_EQ(client_->Get("/apis/policy/v1").Json()["groupVersion"], "policy/v1");
+
+  ASSERT_EQ(client_->Post(kPods, PodJson("p1")).status, 201);
+  const std::string before = Snapshot();
+  auto eviction = [](const std::string& name) {
+    return json{{"apiVersion", "policy/v1"},
+                {"kind", "Eviction"},
+                {"metadata", {{"name", name}, {"namespace", "default"}}},
+                {"deleteOptions", {{"gracePeriodSeconds", 0}}}};
+  };
+  EXPECT_EQ(client_->Post(kPods + "/p1/eviction", eviction("p2")).status, 400);  // names disagree
+  EXPECT_EQ(client_->Post(kPods + "/p2/eviction", eviction("p2")).status, 404);
+  EXPECT_EQ(client_->Post(kPods + "/p1/eviction?dryRun=All", eviction("p1")).status, 201);
+  json dry = eviction("p1");
+  dry["deleteOptions"]["dryRun"] = {"All"};
+  EXPECT_EQ(client_->Post(kPods + "/p1/eviction", dry).status, 201);
+  EXPECT_EQ(Snapshot(), before);
+  Reply r = client_->Post(kPods + "/p1/eviction", eviction("p1"));
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.Json()["kind"], "Status");
+  EXPECT_EQ(r.Json()["status"], "Success");
+  EXPECT_EQ(client_->Get(kPods + "/p1").status, 404);
+}
+
+// kubectl's typed clients send protobuf: Namespace, DeleteOptions and Eviction bodies are read.
+TEST_F(HttpServerTest, ProtobufBodiesOfTheKindsKubectlSendsAreRead) {
+  auto len = [](int field, const std::string& bytes) {
+    return std::string(1, static_cast<char>(field << 3 | 2)) + static_cast<char>(bytes.size()) + bytes;
+  };
+  auto envelope = [&](const std::string& version, const std::string& kind, const std::string& raw) {
+    return std::string("k8s\0", 4) + len(1, len(1, version) + len(2, kind)) + len(2, raw);
+  };
+  const std::string type = "application/vnd.kubernetes.protobuf";
+  Reply ns = client_->Do(http::verb::post, "/api/v1/namespaces",
+                         envelope("v1", "Namespace", len(1, len(1, "team"))), type);
+  ASSERT_EQ(ns.status, 201) << ns.body;
+  EXPECT_EQ(ns.Json()["metadata"]["name"], "team");
+  EXPECT_EQ(client_->Get("/api/v1/namespaces/team").status, 200);
+
+  ASSERT_EQ(client_->Post(kPods, PodJson("p1")).status, 201);
+  const std::string before = Snapshot();
+  // A Pod in protobuf is not read: 415, store unchanged. A malformed body: 400.
+  Reply pod = client_->Do(http::verb::post, kPods, envelope("v1", "Pod", len(1, len(1, "p2"))), type);
+  EXPECT_EQ(pod.status, 415) << pod.body;
+  EXPECT_NE(pod.Json()["message"].get<std::string>().find("not Pod"), std::string::npos) << pod.body;
+  EXPECT_EQ(client_->Do(http::verb::post, kPods, "k8s", type).status, 400);
+  // DeleteOptions{dryRun: [All]} in protobuf on a DELETE: nothing deleted.
+  const std::string dry = envelope("v1", "DeleteOptions", len(5, "All"));
+  EXPECT_EQ(client_->Do(http::verb::delete_, kPods + "/p1", dry, type).status, 200);
+  EXPECT_EQ(Snapshot(), before);
+  const std::string now = envelope("v1", "DeleteOptions", std::string("\x08\x00", 2));  // grace 0
+  EXPECT_EQ(client_->Do(http::verb::delete_, kPods + "/p1", now, type).status, 200);
+  EXPECT_EQ(client_->Get(kPods + "/p1").status, 404);
 }
 
 TEST_F(HttpServerTest, OversizedBodyGets413) {

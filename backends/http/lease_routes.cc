@@ -100,7 +100,8 @@ json CoordinationGroupJson() {
       {"name", "coordination.k8s.io"}, {"versions", json::array({version})}, {"preferredVersion", version}};
 }
 
-HttpResponse ServeLeases(LeaseRegistry* leases, const HttpRequest& req, const std::vector<std::string>& seg) {
+HttpResponse ServeLeases(LeaseRegistry* leases, const HttpRequest& req, const std::vector<std::string>& seg,
+                         bool dry_run) {
   auto not_found = [&] {
     return Error(Status(Code::kNotFound, "the server could not find the requested resource"));
   };
@@ -151,6 +152,7 @@ HttpResponse ServeLeases(LeaseRegistry* leases, const HttpRequest& req, const st
   }
   if (req.method == "DELETE") {
     DeleteOptions opts;
+    opts.dry_run = dry_run;
     if (!req.body.empty()) {
       if (!IsJson(req.content_type)) {
         return Error(Status(Code::kBadRequest, "unsupported Content-Type \"" + req.content_type +

@@ -21,7 +21,9 @@ namespace rcsim {
 
 // True if `seg` (the decoded path segments) is under /apis/coordination.k8s.io/.
 bool IsLeasePath(const std::vector<std::string>& seg);
-HttpResponse ServeLeases(LeaseRegistry* leases, const HttpRequest& req, const std::vector<std::string>& seg);
+// dry_run: the request's ?dryRun=All (honoured on DELETE; the caller refuses it elsewhere).
+HttpResponse ServeLeases(LeaseRegistry* leases, const HttpRequest& req, const std::vector<std::string>& seg,
+                         bool dry_run = false);
 // The coordination.k8s.io group entry for /apis.
 nlohmann::json CoordinationGroupJson();
 

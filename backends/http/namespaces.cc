@@ -93,7 +93,7 @@ Result<json> Namespaces::List(const LabelSelector& selector) {
               {"items", std::move(items)}};
 }
 
-Result<json> Namespaces::Create(const json& body) {
+Result<json> Namespaces::Create(const json& body, bool dry_run) {
   if (!body.is_object()) return Status(Code::kBadRequest, "the request body must be a JSON object");
   json ns = body;
   if (!ns.contains("metadata") || !ns["metadata"].is_object()) ns["metadata"] = json::object();
@@ -123,6 +123,13 @@ Result<json> Namespaces::Create(const json& body) {
   ns["spec"] = {{"finalizers", json::array({"kubernetes"})}};
   ns["status"] = {{"phase", "Active"}};
   const std::string key = kPrefix + name;
+  if (dry_run) {
+    auto got = ctx.store()->Get(key);
+    if (!got.ok()) return got.status();
+    if (got->has_value())
+      return Status(Code::kAlreadyExists, "namespaces " + Quote(name) + " already exists");
+    return ns;
+  }
   TxnRequest txn;
   txn.compare.push_back(Compare::CreateRevision(key, Compare::Result::kEqual, 0));
   PutRequest put;
@@ -135,13 +142,29 @@ Result<json> Namespaces::Create(const json& body) {
   return WithVersion(std::move(ns), r->revision);
 }
 
-Result<json> Namespaces::Delete(const std::string& name) {
+Result<json> Namespaces::Delete(const std::string& name, const DeleteOptions& opts) {
   if (IsImplicitNamespace(name)) {
     return Status(Code::kBadRequest,
                   "namespaces " + Quote(name) + " is forbidden: this namespace may not be deleted");
   }
   Result<json> ns = Get(name);
   if (!ns.ok()) return ns.status();
+  const json& meta = (*ns)["metadata"];
+  if (!opts.precondition_uid.empty() && opts.precondition_uid != meta.value("uid", "")) {
+    return Status(Code::kConflict, "Precondition failed: UID in precondition: " + opts.precondition_uid +
+                                       ", UID in object meta: " + meta.value("uid", ""));
+  }
+  if (!opts.precondition_resource_version.empty() &&
+      opts.precondition_resource_version != meta.value("resourceVersion", "")) {
+    return Status(
+        Code::kConflict,
+        "Precondition failed: ResourceVersion in precondition: " + opts.precondition_resource_version +
+            ", ResourceVersion in object meta: " + meta.value("resourceVersion", ""));
+  }
+  if (opts.dry_run) {
+    (*ns)["status"]["phase"] = "Terminating";
+    return ns;
+  }
   Store* store = registry_->context().store();
   // The objects first, so nothing is left behind if the namespace delete then fails.
   for (const std::string& prefix :

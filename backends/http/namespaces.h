@@ -25,8 +25,11 @@ class Namespaces {
   Result<nlohmann::json> Get(const std::string& name);
   // A NamespaceList, by name, with the implicit namespaces; label selector applied.
   Result<nlohmann::json> List(const LabelSelector& selector);
-  Result<nlohmann::json> Create(const nlohmann::json& body);
-  Result<nlohmann::json> Delete(const std::string& name);
+  // dry_run: validated, checked for a name clash and answered, never stored.
+  Result<nlohmann::json> Create(const nlohmann::json& body, bool dry_run = false);
+  // opts: the uid and resourceVersion preconditions (409 if unmet) and dry_run (checked, answered as
+  // Terminating, nothing deleted); grace period and propagation do not apply.
+  Result<nlohmann::json> Delete(const std::string& name, const DeleteOptions& opts = {});
   // kNotFound ('namespaces "x" not found') unless `name` exists.
   Status CheckExists(const std::string& name);
 

@@ -551,7 +551,6 @@ TEST_F(ApiserverE2eTest, KubectlNamespacesDeleteBySelectorAndWideOutput) {
   ASSERT_EQ(ns.code, 0) << ns.output;
   EXPECT_NE(ns.output.find("default"), std::string::npos) << ns.output;
   EXPECT_NE(ns.output.find("Active"), std::string::npos) << ns.output;
-  // From a file: `kubectl create namespace` sends protobuf, which this server does not speak.
   WriteFile(dir_ + "/ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-b\n");
   CommandResult made = K({"create", "-f", dir_ + "/ns.yaml"});
   ASSERT_EQ(made.code, 0) << made.output;
@@ -605,6 +604,49 @@ TEST_F(ApiserverE2eTest, KubectlNamespacesDeleteBySelectorAndWideOutput) {
   ASSERT_EQ(K({"delete", "namespace", "team-b"}).code, 0);
   CommandResult gone = RunCommand(Kubectl({"get", "pods", "-o", "name"}, "team-b"));
   EXPECT_EQ(gone.output, "") << gone.output;
+}
+
+// kubectl's typed clients send protobuf: `create namespace` a Namespace, `drain` Evictions, `delete`
+// on a drained pod DeleteOptions. And a server-side dry run (query or DeleteOptions.dryRun) writes
+// nothing: before, `kubectl delete --dry-run=server` deleted for real.
+TEST_F(ApiserverE2eTest, KubectlCreateNamespaceDrainAndServerDryRuns) {
+  CommandResult made = K({"create", "namespace", "team-c"});
+  ASSERT_EQ(made.code, 0) << made.output;
+  EXPECT_NE(made.output.find("namespace/team-c created"), std::string::npos) << made.output;
+  CommandResult got = K({"get", "ns", "team-c", "-o", "jsonpath={.metadata.labels}"});
+  ASSERT_EQ(got.code, 0) << got.output;
+  EXPECT_NE(got.output.find("kubernetes.io/metadata.name"), std::string::npos) << got.output;
+  ASSERT_EQ(K({"create", "namespace", "team-d", "--dry-run=server"}).code, 0);
+  EXPECT_NE(K({"get", "ns", "team-d"}).code, 0) << "a dry-run create stored the namespace";
+  CommandResult dry_ns = K({"delete", "namespace", "team-c", "--dry-run=server"});
+  ASSERT_EQ(dry_ns.code, 0) << dry_ns.output;
+  EXPECT_EQ(K({"get", "ns", "team-c"}).code, 0) << "a dry-run delete removed the namespace";
+
+  WriteFile(dir_ + "/node.yaml",
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-8\nstatus:\n  conditions:\n"
+            "  - type: Ready\n    status: \"True\"\n    reason: KubeletReady\n");
+  ASSERT_EQ(K({"create", "-f", dir_ + "/node.yaml"}).code, 0);
+  for (const std::string name : {"drain-1", "drain-2"}) {
+    WriteFile(dir_ + "/" + name + ".yaml",
+              Replace(PodYaml(name), "  containers:", "  nodeName: node-8\n  containers:"));
+    ASSERT_EQ(K({"create", "-f", dir_ + "/" + name + ".yaml"}).code, 0);
+  }
+  CommandResult dry_pod = K({"delete", "pod", "drain-1", "--dry-run=server"});
+  ASSERT_EQ(dry_pod.code, 0) << dry_pod.output;
+  EXPECT_NE(dry_pod.output.find("(server dry run)"), std::string::npos) << dry_pod.output;
+  CommandResult still = K({"get", "pod", "drain-1", "-o", "jsonpath={.metadata.deletionTimestamp}"});
+  ASSERT_EQ(still.code, 0) << "a dry-run delete removed the pod: " << still.output;
+  EXPECT_EQ(still.output, "") << "a dry-run delete marked the pod deleting";
+
+  // No node agent runs here, so the pods go at once (grace 0), through the eviction API; they have no
+  // controller, hence --force.
+  CommandResult drain = K({"drain", "node-8", "--force", "--grace-period=0", "--timeout=30s"});
+  ASSERT_EQ(drain.code, 0) << drain.output;
+  EXPECT_NE(drain.output.find("pod/drain-1 evicted"), std::string::npos) << drain.output;
+  EXPECT_NE(drain.output.find("node/node-8 drained"), std::string::npos) << drain.output;
+  EXPECT_EQ(K({"get", "pods", "-o", "name"}).output, "");
+  CommandResult node = K({"get", "node", "node-8", "-o", "jsonpath={.spec.unschedulable}"});
+  EXPECT_EQ(node.output, "true") << node.output;
 }
 
 constexpr const char* kPythonReplaceScript = R"(
