@@ -765,7 +765,8 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Create(const std:
 template <typename T>
 Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::TryUpdate(
     const std::string& key, const std::string& name, const Ptr& stored, int64_t revision, bool verified,
-    const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate, Attempt* attempt) {
+    const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate, Attempt* attempt,
+    bool dry_run) {
   *attempt = verified ? Attempt::kDone : Attempt::kUnverified;
   auto next = mutate(*stored);
   if (!next.ok()) return next.status();
@@ -773,6 +774,8 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::TryUpdate(
   if (Status s = KeepImmutableMeta(obj->metadata, stored->metadata, Traits<T>::kKind); !s.ok()) return s;
   if (Status s = Traits<T>::PrepareForUpdate(*obj, *stored); !s.ok()) return s;
   if (*obj == *stored) return WithRevision(key, stored, revision, true);
+  // Not cached: the cache holds what the key held at `revision`, which a dry run did not change.
+  if (dry_run) return WithRevision(key, obj, revision, /*cache=*/false);
   // The update removed the last finalizer of an object whose deletion is due: it goes now.
   const bool remove = ReadyToRemove(obj->metadata);
   TxnRequest txn;
@@ -800,7 +803,7 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::TryUpdate(
 template <typename T>
 Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::GuaranteedUpdate(
     const std::string& ns, const std::string& name, const std::string& expected_rv,
-    const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate) {
+    const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate, bool dry_run) {
   int64_t expected = 0;
   if (!expected_rv.empty()) {
     auto rv = ParseResourceVersion(expected_rv);
@@ -809,7 +812,7 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::GuaranteedUpdate(
   }
   const std::string key = Traits<T>::Prefix(ns) + name;
   Attempt attempt = Attempt::kDone;
-  if (expected != 0) {
+  if (expected != 0 && !dry_run) {  // a dry run has no Txn to check the cached revision
     // The caller read `expected`; if this registry still has what the key held then, the Txn's
     // compare checks that it is current and no read is needed.
     if (Ptr cached = CachedStored(key, expected)) {
@@ -825,7 +828,7 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::GuaranteedUpdate(
     if (expected != 0 && expected != kv.mod_revision) return Conflict<T>(name);
     auto stored = StoredAt(kv);
     if (!stored.ok()) return stored.status();
-    auto r = TryUpdate(key, name, *stored, kv.mod_revision, true, mutate, &attempt);
+    auto r = TryUpdate(key, name, *stored, kv.mod_revision, true, mutate, &attempt, dry_run);
     if (attempt != Attempt::kRaced || expected != 0) return r;
   }
   return Conflict<T>(name);
@@ -843,7 +846,7 @@ Status CheckUpdateTarget(const ObjectMeta& meta, const char* kind, bool namespac
 }  // namespace
 
 template <typename T>
-Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Update(T object) {
+Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Update(T object, bool dry_run) {
   if (Status s = CheckUpdateTarget(object.metadata, Traits<T>::kKind, Traits<T>::kNamespaced); !s.ok()) {
     return s;
   }
@@ -852,14 +855,17 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Update(T object) 
   const std::string rv = object.metadata.resource_version;
   // The caller's object is the working copy; every attempt overwrites what it takes from storage.
   auto work = std::make_shared<T>(std::move(object));
-  return GuaranteedUpdate(ns, name, rv, [&](const T& stored) -> Result<std::shared_ptr<T>> {
-    work->status = stored.status;
-    return work;
-  });
+  return GuaranteedUpdate(
+      ns, name, rv,
+      [&](const T& stored) -> Result<std::shared_ptr<T>> {
+        work->status = stored.status;
+        return work;
+      },
+      dry_run);
 }
 
 template <typename T>
-Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::UpdateStatus(T object) {
+Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::UpdateStatus(T object, bool dry_run) {
   if (Status s = CheckUpdateTarget(object.metadata, Traits<T>::kKind, Traits<T>::kNamespaced); !s.ok()) {
     return s;
   }
@@ -869,11 +875,14 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::UpdateStatus(T ob
   // The caller's object is the working copy: assigning over its metadata and spec mostly reuses
   // their storage.
   auto work = std::make_shared<T>(std::move(object));
-  return GuaranteedUpdate(ns, name, rv, [&](const T& stored) -> Result<std::shared_ptr<T>> {
-    work->metadata = stored.metadata;
-    work->spec = stored.spec;
-    return work;
-  });
+  return GuaranteedUpdate(
+      ns, name, rv,
+      [&](const T& stored) -> Result<std::shared_ptr<T>> {
+        work->metadata = stored.metadata;
+        work->spec = stored.spec;
+        return work;
+      },
+      dry_run);
 }
 
 template <typename T>
@@ -991,8 +1000,9 @@ Result<typename ResourceRegistry<T>::DeleteOutcome> ResourceRegistry<T>::DeleteR
     }
     const bool remove = ReadyToRemove(m);
     if (opts.dry_run) {  // what the deletion would answer, at the stored revision
-      return DeleteOutcome{WithRevision(key, remove || !changed ? *stored : next, kv.mod_revision, true),
-                           Status::Ok()};
+      if (remove || !changed)
+        return DeleteOutcome{WithRevision(key, *stored, kv.mod_revision, true), Status::Ok()};
+      return DeleteOutcome{WithRevision(key, next, kv.mod_revision, /*cache=*/false), Status::Ok()};
     }
     TxnRequest txn;
     txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, kv.mod_revision));

@@ -115,8 +115,10 @@ class ResourceRegistry {
   // value that does not decode is left out (reported through ReportMalformed), never fatal.
   Result<ObjectList<T>> List(const std::string& ns, const ListOptions& opts);
   Result<Ptr> Create(const std::string& ns, T object);
-  Result<Ptr> Update(T object);
-  Result<Ptr> UpdateStatus(T object);
+  // dry_run (?dryRun=All): every check and rule of the update applies and the result is what it
+  // would store, at the stored resourceVersion; nothing is written.
+  Result<Ptr> Update(T object, bool dry_run = false);
+  Result<Ptr> UpdateStatus(T object, bool dry_run = false);
   // Delete sets deletionTimestamp (and the finalizers of opts.propagation_policy); the object goes
   // from the store once its grace period is 0 and no finalizer is left, and the result is then the
   // last state, else the object as now stored.
@@ -177,9 +179,10 @@ class ResourceRegistry {
   // if its spec changed (a selector left empty is defaulted), a pod's spec may only change as
   // ValidatePodUpdate allows, and the whole object (status included) is validated. A result equal to
   // the stored object writes nothing. `expected_rv` is the caller's resourceVersion: when set and
-  // stale, kConflict; when empty, a race re-reads and retries.
+  // stale, kConflict; when empty, a race re-reads and retries. dry_run: as Update's.
   Result<Ptr> GuaranteedUpdate(const std::string& ns, const std::string& name, const std::string& expected_rv,
-                               const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate);
+                               const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate,
+                               bool dry_run = false);
 
  private:
   // One write seen by this registry: what `key` held at `revision` (deleted at, for a DELETE event).
@@ -206,7 +209,7 @@ class ResourceRegistry {
   Result<Ptr> TryUpdate(const std::string& key, const std::string& name, const Ptr& stored, int64_t revision,
                         bool verified,
                         const std::function<Result<std::shared_ptr<T>>(const T& stored)>& mutate,
-                        Attempt* attempt);
+                        Attempt* attempt, bool dry_run = false);
 
   RegistryContext* const ctx_;
 

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -531,7 +532,9 @@ class ResourceRoutes {
         obj = std::move(tracked);
       }
     }
-    return Object(status ? reg_->UpdateStatus(std::move(obj).value()) : reg_->Update(std::move(obj).value()));
+    const bool dry = q_.Has("dryRun");
+    return Object(status ? reg_->UpdateStatus(std::move(obj).value(), dry)
+                         : reg_->Update(std::move(obj).value(), dry));
   }
 
   HttpResponse Patch(const std::string& ns, const std::string& name, bool status) const {
@@ -552,8 +555,9 @@ class ResourceRoutes {
       Result<T> obj = Kind<T>::FromJson(*patched);
       if (!obj.ok()) return ErrorResponse(obj.status());
       const bool pinned = obj->metadata.resource_version != (*cur)->metadata.resource_version;
-      Result<Ptr> r =
-          status ? reg_->UpdateStatus(std::move(obj).value()) : reg_->Update(std::move(obj).value());
+      const bool dry = q_.Has("dryRun");
+      Result<Ptr> r = status ? reg_->UpdateStatus(std::move(obj).value(), dry)
+                             : reg_->Update(std::move(obj).value(), dry);
       // A patch that does not name a resourceVersion is retried over a concurrent write.
       if (r.ok() || r.status().code() != Code::kConflict || pinned || attempt + 1 >= kPatchConflictRetries) {
         return Object(r);
@@ -605,6 +609,7 @@ class ResourceRoutes {
       Result<Ptr> r = Status(Code::kInternal, "unreachable");
       if (!cur.ok()) {
         obj->metadata.resource_version.clear();
+        if (q_.Has("dryRun")) return DryRunCreate(std::move(obj).value());
         r = reg_->Create(ns, std::move(obj).value());
         if (r.ok()) return Object(r, 201);
         if (r.status().code() != Code::kAlreadyExists || attempt + 1 >= kPatchConflictRetries)
@@ -612,7 +617,7 @@ class ResourceRoutes {
         continue;
       }
       obj->metadata.resource_version = (*cur)->metadata.resource_version;
-      r = reg_->Update(std::move(obj).value());
+      r = reg_->Update(std::move(obj).value(), q_.Has("dryRun"));
       if (r.ok() || r.status().code() != Code::kConflict || attempt + 1 >= kPatchConflictRetries)
         return Object(r);
     }
@@ -721,18 +726,21 @@ HttpResponse NotFound(const std::string& path) {
   return ErrorResponse(Code::kNotFound, "the server could not find the requested resource: " + path);
 }
 
-// dryRun=All is honoured on create and delete only; elsewhere it is refused rather than ignored (a
-// write that the client meant as a rehearsal must not happen).
-Status CheckDryRun(const HttpRequest& req, const Query& q) {
+// dryRun=All on a write is honoured by the handlers that pass its method in `honoured` (pods',
+// controllers' and nodes' create, update, patch, apply and delete, their status updates, namespace
+// create and delete, evictions); elsewhere it is refused rather than ignored (a write that the client
+// meant as a rehearsal must not happen).
+Status CheckDryRun(const HttpRequest& req, const Query& q, std::initializer_list<std::string_view> honoured) {
   if (!q.Has("dryRun")) return Status::Ok();
   if (q.Get("dryRun") != "All") {
     return Status(Code::kBadRequest,
                   "invalid dryRun value \"" + q.Get("dryRun") + "\": the only supported value is \"All\"");
   }
-  if (req.method != "POST" && req.method != "GET" && req.method != "DELETE") {
-    return Status(Code::kBadRequest, "dryRun is supported only when creating or deleting objects");
+  if (req.method == "GET" || req.method == "HEAD") return Status::Ok();
+  for (std::string_view m : honoured) {
+    if (req.method == m) return Status::Ok();
   }
-  return Status::Ok();
+  return Status(Code::kBadRequest, "dryRun is not supported for " + req.method + " on this resource");
 }
 
 // cluster_scope: the request named no namespace (an all-namespaces list of a namespaced resource, or
@@ -752,7 +760,9 @@ ApiOutcome ServeResource(ResourceRegistry<T>* reg, WatchCache<T>* cache, const C
     watch = watch || w;
   }
   const std::string& m = req.method;
-  if (Status s = CheckDryRun(req, q); !s.ok()) return Respond(ErrorResponse(s));
+  if (Status s = CheckDryRun(req, q, {"POST", "PUT", "PATCH", "DELETE"}); !s.ok()) {
+    return Respond(ErrorResponse(s));
+  }
   if (watch) {
     if (m != "GET") return Respond(MethodNotAllowed(m));
     return routes.Watch(ns, name, sink);
@@ -778,7 +788,7 @@ template <typename T>
 HttpResponse ServeStatus(ResourceRegistry<T>* reg, const Clock* clock, const HttpRequest& req, const Query& q,
                          const std::string& ns, const std::string& name) {
   ResourceRoutes<T> routes(reg, nullptr, clock, req, q);
-  if (Status s = CheckDryRun(req, q); !s.ok()) return ErrorResponse(s);
+  if (Status s = CheckDryRun(req, q, {"PUT", "PATCH"}); !s.ok()) return ErrorResponse(s);
   if (req.method == "GET") return routes.Object(reg->Get(ns, name));
   if (req.method == "PUT") return routes.Update(ns, name, /*status=*/true);
   if (req.method == "PATCH") return routes.Patch(ns, name, /*status=*/true);
@@ -797,7 +807,7 @@ Result<Scale> DecodeScale(const json& j) {
 
 HttpResponse ServeScale(Registry* registry, const HttpRequest& req, const std::string& ns,
                         const std::string& name, const Query& q) {
-  if (Status s = CheckDryRun(req, q); !s.ok()) return ErrorResponse(s);
+  if (Status s = CheckDryRun(req, q, {}); !s.ok()) return ErrorResponse(s);
   if (req.method == "GET") return ScaleResponse(registry->GetScale(ns, name));
   if (req.method == "PUT") {
     if (!IsJsonContentType(req.content_type)) return UnsupportedMediaTypeResponse(req.content_type);
@@ -887,7 +897,7 @@ HttpResponse ServeNamespaces(Registry* registry, const Clock* clock, const HttpR
   if (q.Has("watch") && q.Get("watch") != "false" && q.Get("watch") != "0") {
     return ErrorResponse(Code::kMethodNotAllowed, "watching namespaces is not supported");
   }
-  if (Status s = CheckDryRun(req, q); !s.ok()) return ErrorResponse(s);
+  if (Status s = CheckDryRun(req, q, {"POST", "DELETE"}); !s.ok()) return ErrorResponse(s);
   if (name == nullptr) {
     if (req.method == "GET") {
       Result<ListOptions> opts = ListOptionsOf(q);  // labelSelector and fieldSelector metadata.name
@@ -940,7 +950,7 @@ HttpResponse ServeNamespaces(Registry* registry, const Clock* clock, const HttpR
 HttpResponse ServeEviction(Registry* registry, const HttpRequest& req, const Query& q, const std::string& ns,
                            const std::string& name) {
   if (req.method != "POST") return MethodNotAllowed(req.method);
-  if (Status s = CheckDryRun(req, q); !s.ok()) return ErrorResponse(s);
+  if (Status s = CheckDryRun(req, q, {"POST"}); !s.ok()) return ErrorResponse(s);
   if (!IsJsonContentType(req.content_type)) return UnsupportedMediaTypeResponse(req.content_type);
   Result<json> body = ParseBody(req.body);
   if (!body.ok()) return ErrorResponse(body.status());
@@ -1045,7 +1055,7 @@ HttpResponse ServeEvents(EventRegistry* events, Registry* registry, const Clock*
   if (q.Has("watch") && q.Get("watch") != "false" && q.Get("watch") != "0") {
     return ErrorResponse(Code::kMethodNotAllowed, "watching events is not supported");
   }
-  if (Status s = CheckDryRun(req, q); !s.ok()) return ErrorResponse(s);
+  if (Status s = CheckDryRun(req, q, {}); !s.ok()) return ErrorResponse(s);
   if (name == nullptr) {
     if (req.method == "GET") {
       if (Status s = CheckListResourceVersion(q); !s.ok()) return ErrorResponse(s);
@@ -1086,6 +1096,12 @@ HttpResponse ServeEvents(EventRegistry* events, Registry* registry, const Clock*
     if (Status s = CheckKind(*body, "Event", "v1"); !s.ok()) return ErrorResponse(s);
     r = events->Update(ns, *name, std::move(*body));
   } else if (req.method == "DELETE") {
+    if (!req.body.empty() && IsJsonContentType(req.content_type)) {
+      Result<DeleteOptions> opts = DeleteOptionsFromBody(req.body, {});
+      if (!opts.ok()) return ErrorResponse(opts.status());
+      if (opts->dry_run)
+        return ErrorResponse(Code::kBadRequest, "dryRun is not supported for DELETE on events");
+    }
     r = events->Delete(ns, *name);
   } else {
     return MethodNotAllowed(req.method);

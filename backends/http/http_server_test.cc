@@ -481,7 +481,7 @@ TEST_F(HttpServerTest, BadRequestsLeaveTheStoreUnchanged) {
   cases.push_back({"bad resourceVersion", client_->Get(kPods + "?watch=1&resourceVersion=x"), 400});
   cases.push_back({"bad scale body", client_->Put(kRcs + "/web/scale", PodJson("web")), 422});
   cases.push_back({"bad delete options", client_->Do(http::verb::delete_, kPods + "/a", "{"), 400});
-  cases.push_back({"dry-run update", client_->Put(kPods + "/a?dryRun=All", PodJson("a")), 400});
+  cases.push_back({"dry-run value", client_->Put(kPods + "/a?dryRun=Everything", PodJson("a")), 400});
   cases.push_back({"bad dryRun value", client_->Post(kPods + "?dryRun=Yes", PodJson("f")), 400});
   cases.push_back(
       {"dry-run create of a taken name", client_->Post(kPods + "?dryRun=All", PodJson("a")), 409});
@@ -513,10 +513,17 @@ TEST_F(HttpServerTest, DryRunDeletesStoreNothing) {
   ASSERT_EQ(client_->Post(kPods, PodJson("p1")).status, 201);
   ASSERT_EQ(client_->Post(kRcs, RcJson("web")).status, 201);
   ASSERT_EQ(client_->Post("/api/v1/namespaces", {{"metadata", {{"name", "team"}}}}).status, 201);
+  // Bound to a node, the pod would be deleted gracefully: the answer shows the deletionTimestamp the
+  // delete would set, and the pod read back afterwards has none (the registry's result cache too).
+  json bound = client_->Get(kPods + "/p1").Json();
+  bound["spec"]["nodeName"] = "node-1";
+  ASSERT_EQ(client_->Put(kPods + "/p1", bound).status, 200);
   const std::string before = Snapshot();
   Reply q = client_->Delete(kPods + "/p1?dryRun=All");
   ASSERT_EQ(q.status, 200) << q.body;
   EXPECT_EQ(q.Json()["metadata"]["name"], "p1");
+  EXPECT_TRUE(q.Json()["metadata"].contains("deletionTimestamp")) << q.body;
+  EXPECT_FALSE(client_->Get(kPods + "/p1").Json()["metadata"].contains("deletionTimestamp"));
   Reply body = client_->Do(http::verb::delete_, kRcs + "/web", R"({"dryRun":["All"]})");
   ASSERT_EQ(body.status, 200) << body.body;
   Reply coll = client_->Do(http::verb::delete_, kPods, R"({"dryRun":["All"],"gracePeriodSeconds":0})");
@@ -530,6 +537,49 @@ TEST_F(HttpServerTest, DryRunDeletesStoreNothing) {
   EXPECT_EQ(Snapshot(), before);
   EXPECT_EQ(client_->Get(kPods + "/p1").status, 200);
   EXPECT_EQ(client_->Get("/api/v1/namespaces/other").status, 404);
+}
+
+// `kubectl apply --dry-run=server` patches; `kubectl replace --dry-run=server` puts: validated and
+// answered with the result, nothing stored. Where dry run is not implemented it is refused.
+TEST_F(HttpServerTest, DryRunUpdatesPatchesAndAppliesStoreNothing) {
+  ASSERT_EQ(client_->Post(kRcs, RcJson("web")).status, 201);
+  const std::string before = Snapshot();
+  Reply patched = client_->Patch(kRcs + "/web?dryRun=All", R"({"spec":{"replicas":7}})",
+                                 "application/strategic-merge-patch+json");
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  EXPECT_EQ(patched.Json()["spec"]["replicas"], 7);
+  EXPECT_EQ(patched.Json()["metadata"]["generation"], 2);  // the update rules ran
+  json rc = client_->Get(kRcs + "/web").Json();
+  rc["spec"]["replicas"] = 9;
+  Reply put = client_->Put(kRcs + "/web?dryRun=All", rc);
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_EQ(put.Json()["spec"]["replicas"], 9);
+  rc["spec"]["replicas"] = -1;
+  EXPECT_EQ(client_->Put(kRcs + "/web?dryRun=All", rc).status, 422);  // validated
+  json applied = RcJson("web", 4);
+  Reply ssa = client_->Patch(kRcs + "/web?dryRun=All&fieldManager=t&force=true", applied.dump(),
+                             "application/apply-patch+yaml");
+  ASSERT_EQ(ssa.status, 200) << ssa.body;
+  EXPECT_EQ(ssa.Json()["spec"]["replicas"], 4);
+  Reply fresh = client_->Patch(kRcs + "/new?dryRun=All&fieldManager=t", RcJson("new").dump(),
+                               "application/apply-patch+yaml");
+  EXPECT_EQ(fresh.status, 201) << fresh.body;
+  Reply status = client_->Patch(kRcs + "/web/status?dryRun=All", R"({"status":{"replicas":3}})",
+                                "application/merge-patch+json");
+  ASSERT_EQ(status.status, 200) << status.body;
+  EXPECT_EQ(status.Json()["status"]["replicas"], 3);
+  EXPECT_EQ(
+      client_
+          ->Put(kRcs + "/web/scale?dryRun=All", {{"apiVersion", "autoscaling/v1"},
+                                                 {"kind", "Scale"},
+                                                 {"metadata", {{"name", "web"}, {"namespace", "default"}}},
+                                                 {"spec", {{"replicas", 5}}}})
+          .status,
+      400);  // not implemented for scale: refused, not ignored
+  EXPECT_EQ(Snapshot(), before);
+  const json after = client_->Get(kRcs + "/web").Json();  // also through the registry's result cache
+  EXPECT_EQ(after["spec"]["replicas"], 2);
+  EXPECT_EQ(after["metadata"]["generation"], 1);
 }
 
 // kubectl drain evicts through pods/{name}/eviction (policy/v1), listed in discovery with the policy

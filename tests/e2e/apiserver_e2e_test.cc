@@ -638,6 +638,18 @@ TEST_F(ApiserverE2eTest, KubectlCreateNamespaceDrainAndServerDryRuns) {
   ASSERT_EQ(still.code, 0) << "a dry-run delete removed the pod: " << still.output;
   EXPECT_EQ(still.output, "") << "a dry-run delete marked the pod deleting";
 
+  CommandResult dry_drain =
+      K({"drain", "node-8", "--dry-run=server", "--force", "--grace-period=0", "--timeout=30s"});
+  ASSERT_EQ(dry_drain.code, 0) << dry_drain.output;
+  EXPECT_EQ(K({"get", "pods", "-o", "name"}).output, "pod/drain-1\npod/drain-2\n");
+  EXPECT_EQ(K({"get", "node", "node-8", "-o", "jsonpath={.spec.unschedulable}"}).output, "");
+  // `kubectl apply --dry-run=server` of a changed object (a patch): answered, not stored.
+  WriteFile(dir_ + "/drain-1.yaml", Replace(Replace(PodYaml("drain-1"), "app: web", "app: changed"),
+                                            "  containers:", "  nodeName: node-8\n  containers:"));
+  CommandResult dry_apply = K({"apply", "--dry-run=server", "-f", dir_ + "/drain-1.yaml"});
+  ASSERT_EQ(dry_apply.code, 0) << dry_apply.output;
+  EXPECT_NE(dry_apply.output.find("(server dry run)"), std::string::npos) << dry_apply.output;
+  EXPECT_EQ(K({"get", "pod", "drain-1", "-o", "jsonpath={.metadata.labels.app}"}).output, "web");
   // No node agent runs here, so the pods go at once (grace 0), through the eviction API; they have no
   // controller, hence --force.
   CommandResult drain = K({"drain", "node-8", "--force", "--grace-period=0", "--timeout=30s"});
