@@ -702,6 +702,36 @@ TEST_F(ApiserverE2eTest, PythonClientReplaceAndDeleteCollection) {
   EXPECT_NE(py.output.find("LEFT 0"), std::string::npos) << py.output;
 }
 
+constexpr const char* kPythonEvictionScript = R"(
+import sys
+from kubernetes import client, config
+
+config.load_kube_config(sys.argv[1])
+api = client.CoreV1Api()
+api.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="py-ns")))
+api.delete_namespace("py-ns", dry_run="All")
+print("NS", api.read_namespace("py-ns").metadata.name)
+pod = client.V1Pod(metadata=client.V1ObjectMeta(name="py-evict"),
+                   spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="nginx")]))
+api.create_namespaced_pod("py-ns", pod)
+api.delete_namespaced_pod("py-evict", "py-ns", dry_run="All")
+print("KEPT", api.read_namespaced_pod("py-evict", "py-ns").metadata.name)
+ev = client.V1Eviction(metadata=client.V1ObjectMeta(name="py-evict", namespace="py-ns"))
+print("EVICTION", api.create_namespaced_pod_eviction("py-evict", "py-ns", ev).kind)
+print("LEFT", len(api.list_namespaced_pod("py-ns").items))
+)";
+
+TEST_F(ApiserverE2eTest, PythonClientEvictionAndDryRunDeletes) {
+  if (access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " is not installed";
+  WriteFile(dir_ + "/evict.py", kPythonEvictionScript);
+  CommandResult py = RunCommand({kPython, dir_ + "/evict.py", kubeconfig_});
+  ASSERT_EQ(py.code, 0) << py.output;
+  EXPECT_NE(py.output.find("NS py-ns"), std::string::npos) << py.output;
+  EXPECT_NE(py.output.find("KEPT py-evict"), std::string::npos) << py.output;
+  EXPECT_NE(py.output.find("EVICTION Status"), std::string::npos) << py.output;
+  EXPECT_NE(py.output.find("LEFT 0"), std::string::npos) << py.output;
+}
+
 // etcd's own count of its watch streams (the etcd_debugging_mvcc_watch_stream_total gauge of /metrics).
 int EtcdWatchStreams(const std::string& endpoint) {
   const size_t colon = endpoint.rfind(':');
