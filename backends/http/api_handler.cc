@@ -877,7 +877,8 @@ json NamespaceTable(const json& items, const TableOptions& o) {
   return t;
 }
 
-// /api/v1/namespaces[/{name}]: list, create, get, delete.
+// /api/v1/namespaces[/{name}]: list, create, get, update, patch (merge, strategic merge, JSON patch),
+// delete.
 HttpResponse ServeNamespaces(Registry* registry, const Clock* clock, const HttpRequest& req, const Query& q,
                              const std::string* name) {
   Namespaces namespaces(registry);
@@ -897,7 +898,7 @@ HttpResponse ServeNamespaces(Registry* registry, const Clock* clock, const HttpR
   if (q.Has("watch") && q.Get("watch") != "false" && q.Get("watch") != "0") {
     return ErrorResponse(Code::kMethodNotAllowed, "watching namespaces is not supported");
   }
-  if (Status s = CheckDryRun(req, q, {"POST", "DELETE"}); !s.ok()) return ErrorResponse(s);
+  if (Status s = CheckDryRun(req, q, {"POST", "PUT", "PATCH", "DELETE"}); !s.ok()) return ErrorResponse(s);
   if (name == nullptr) {
     if (req.method == "GET") {
       Result<ListOptions> opts = ListOptionsOf(q);  // labelSelector and fieldSelector metadata.name
@@ -940,6 +941,39 @@ HttpResponse ServeNamespaces(Registry* registry, const Clock* clock, const HttpR
       opts = std::move(parsed).value();
     }
     return answer(namespaces.Delete(*name, opts), 200);
+  }
+  if (req.method == "PUT" || req.method == "PATCH") {
+    Result<FieldValidation> mode = ParseFieldValidation(q.Get("fieldValidation"));
+    if (!mode.ok()) return ErrorResponse(mode.status());
+    // A patch without a resourceVersion is retried over a concurrent write, as for other objects.
+    for (int attempt = 0;; ++attempt) {
+      Result<json> body = Status(Code::kInternal, "unreachable");
+      if (req.method == "PUT") {
+        if (!IsJsonContentType(req.content_type)) return UnsupportedMediaTypeResponse(req.content_type);
+        body = ParseBody(req.body);
+      } else {
+        PatchType type;
+        if (!PatchTypeOf(req.content_type, &type) || type == PatchType::kApply) {
+          return UnsupportedMediaTypeResponse(req.content_type);
+        }
+        Result<json> current = namespaces.Get(*name);
+        if (!current.ok()) return ErrorResponse(current.status());
+        body = ApplyPatch(*current, type, req.body, "V1Namespace");
+      }
+      if (!body.ok()) return ErrorResponse(body.status());
+      if (Status s = CheckKind(*body, "Namespace", "v1"); !s.ok()) return ErrorResponse(s);
+      std::vector<std::string> warnings;
+      if (Status s = CheckFields(*body, "V1Namespace", *mode, &warnings); !s.ok()) return ErrorResponse(s);
+      PruneUnknownFields(*body, "V1Namespace");
+      Result<json> updated = namespaces.Update(*name, *body, q.Has("dryRun"));
+      if (req.method == "PATCH" && !updated.ok() && updated.status().code() == Code::kConflict &&
+          attempt + 1 < kPatchConflictRetries) {
+        continue;
+      }
+      HttpResponse r = answer(updated, 200);
+      r.warnings = std::move(warnings);
+      return r;
+    }
   }
   return MethodNotAllowed(req.method);
 }

@@ -125,8 +125,8 @@ json CoreV1ResourcesJson() {
   resources[2]["categories"] = json::array({"all"});
   resources.push_back(
       Resource("events", "Event", {"create", "delete", "get", "list", "update"}, json::array({"ev"})));
-  json namespaces =
-      Resource("namespaces", "Namespace", {"create", "delete", "get", "list"}, json::array({"ns"}));
+  json namespaces = Resource("namespaces", "Namespace",
+                             {"create", "delete", "get", "list", "patch", "update"}, json::array({"ns"}));
   namespaces["namespaced"] = false;
   resources.push_back(std::move(namespaces));
   resources.push_back(Resource("pods/binding", "Binding", json::array({"create"})));

@@ -582,6 +582,43 @@ TEST_F(HttpServerTest, DryRunUpdatesPatchesAndAppliesStoreNothing) {
   EXPECT_EQ(after["metadata"]["generation"], 1);
 }
 
+// kubectl label/annotate ns patch the namespace (strategic merge); a PUT replaces its metadata. An
+// implicit namespace is stored by its first update.
+TEST_F(HttpServerTest, NamespacesTakePatchesAndUpdatesOfTheirMetadata) {
+  const std::string ns = "/api/v1/namespaces";
+  Reply label = client_->Patch(ns + "/default", R"({"metadata":{"labels":{"team":"a"}}})",
+                               "application/strategic-merge-patch+json");
+  ASSERT_EQ(label.status, 200) << label.body;
+  EXPECT_EQ(label.Json()["metadata"]["labels"]["team"], "a");
+  EXPECT_EQ(label.Json()["metadata"]["labels"]["kubernetes.io/metadata.name"], "default");
+  EXPECT_EQ(client_->Get(ns + "/default").Json()["metadata"]["labels"]["team"], "a");
+  EXPECT_EQ(client_->Get(ns + "?labelSelector=team%3Da").Json()["items"].size(), 1u);
+
+  ASSERT_EQ(client_->Post(ns, {{"metadata", {{"name", "team"}}}}).status, 201);
+  json got = client_->Get(ns + "/team").Json();
+  got["metadata"]["annotations"] = {{"owner", "ops"}};
+  got["spec"]["finalizers"] = json::array();  // spec is not changed by an update
+  Reply put = client_->Put(ns + "/team", got);
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_EQ(put.Json()["metadata"]["annotations"]["owner"], "ops");
+  EXPECT_EQ(put.Json()["spec"]["finalizers"], json::array({"kubernetes"}));
+  const std::string before = Snapshot();
+  EXPECT_EQ(client_->Put(ns + "/team", got).status, 409);  // its resourceVersion is stale now
+  got["metadata"]["resourceVersion"] = put.Json()["metadata"]["resourceVersion"];
+  got["metadata"]["uid"] = "other";
+  EXPECT_EQ(client_->Put(ns + "/team", got).status, 422);
+  EXPECT_EQ(client_
+                ->Patch(ns + "/team?dryRun=All", R"({"metadata":{"labels":{"x":"y"}}})",
+                        "application/merge-patch+json")
+                .status,
+            200);
+  EXPECT_EQ(
+      client_->Patch(ns + "/nowhere", R"({"metadata":{"labels":{"x":"y"}}})", "application/merge-patch+json")
+          .status,
+      404);
+  EXPECT_EQ(Snapshot(), before);
+}
+
 // kubectl drain evicts through pods/{name}/eviction (policy/v1), listed in discovery with the policy
 // group; no PodDisruptionBudget is served, so an eviction is a delete with its deleteOptions.
 TEST_F(HttpServerTest, EvictionDeletesThePodWithItsOptions) {

@@ -184,6 +184,64 @@ Result<json> Namespaces::Delete(const std::string& name, const DeleteOptions& op
   return ns;
 }
 
+Result<json> Namespaces::Update(const std::string& name, const json& body, bool dry_run) {
+  if (!body.is_object()) return Status(Code::kBadRequest, "the request body must be a JSON object");
+  Result<json> current = Get(name);
+  if (!current.ok()) return current.status();
+  const json& cur_meta = (*current)["metadata"];
+  json meta = body.contains("metadata") && body["metadata"].is_object() ? body["metadata"] : json::object();
+  FieldErrors errs;
+  for (const char* field : {"name", "uid", "creationTimestamp"}) {
+    if (meta.contains(field) && cur_meta.contains(field) && meta[field] != cur_meta[field]) {
+      errs.Invalid(std::string("metadata.") + field, meta[field].dump(), "field is immutable");
+    }
+  }
+  if (meta.contains("labels") && !meta["labels"].is_object() && !meta["labels"].is_null()) {
+    errs.Invalid("metadata.labels", meta["labels"].dump(), "must be a map of strings");
+  }
+  if (Status s = errs.ToStatus("Namespace", name); !s.ok()) return s;
+  const std::string stored_rv = cur_meta.value("resourceVersion", "");
+  const std::string want_rv = meta.value("resourceVersion", "");
+  if (!want_rv.empty() && want_rv != stored_rv) {
+    return Status(Code::kConflict, "Operation cannot be fulfilled on namespaces " + Quote(name) +
+                                       ": the object has been modified; please apply your changes to the "
+                                       "latest version and try again");
+  }
+  json next = *current;
+  for (const char* field : {"name", "uid", "creationTimestamp", "resourceVersion"}) {
+    if (cur_meta.contains(field)) {
+      meta[field] = cur_meta[field];
+    } else {
+      meta.erase(field);
+    }
+  }
+  meta.erase("namespace");
+  if (!meta.contains("labels") || !meta["labels"].is_object()) meta["labels"] = json::object();
+  meta["labels"]["kubernetes.io/metadata.name"] = name;
+  next["metadata"] = std::move(meta);
+  if (next == *current || dry_run) return next;
+  next["metadata"].erase("resourceVersion");
+  const std::string key = kPrefix + name;
+  TxnRequest txn;
+  if (stored_rv.empty()) {  // an implicit namespace, not stored yet
+    txn.compare.push_back(Compare::CreateRevision(key, Compare::Result::kEqual, 0));
+  } else {
+    txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, std::stoll(stored_rv)));
+  }
+  PutRequest put;
+  put.key = key;
+  put.value = Value(next.dump());
+  txn.success.push_back(TxnOp::Put(std::move(put)));
+  auto r = registry_->context().store()->Txn(txn);
+  if (!r.ok()) return r.status();
+  if (!r->succeeded) {
+    return Status(Code::kConflict, "Operation cannot be fulfilled on namespaces " + Quote(name) +
+                                       ": the object has been modified; please apply your changes to the "
+                                       "latest version and try again");
+  }
+  return WithVersion(std::move(next), r->revision);
+}
+
 Status Namespaces::CheckExists(const std::string& name) {
   if (IsImplicitNamespace(name)) return Status::Ok();
   auto got = registry_->context().store()->Get(kPrefix + name);

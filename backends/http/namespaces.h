@@ -30,6 +30,13 @@ class Namespaces {
   // opts: the uid and resourceVersion preconditions (409 if unmet) and dry_run (checked, answered as
   // Terminating, nothing deleted); grace period and propagation do not apply.
   Result<nlohmann::json> Delete(const std::string& name, const DeleteOptions& opts = {});
+  // Replaces the metadata of namespace `name` with `body`'s (labels, annotations, finalizers,
+  // ownerReferences), as kube-apiserver's namespace update strategy: spec and status stay as stored,
+  // name, uid and creationTimestamp are immutable (422 if changed), the label
+  // kubernetes.io/metadata.name is kept. A resourceVersion in `body` that is not the stored one is
+  // kConflict. An implicit namespace never stored is stored by its first update. dry_run: answered,
+  // not stored.
+  Result<nlohmann::json> Update(const std::string& name, const nlohmann::json& body, bool dry_run = false);
   // kNotFound ('namespaces "x" not found') unless `name` exists.
   Status CheckExists(const std::string& name);
 

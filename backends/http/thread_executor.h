@@ -59,7 +59,7 @@ class ThreadExecutor final : public Executor {
   bool stopping_ = false;                                       // guarded by mu_
   uint64_t next_seq_ = 1;                                       // guarded by mu_
   std::priority_queue<Timer, std::vector<Timer>, Later> heap_;  // guarded by mu_
-  std::unordered_set<uint64_t> pending_;  // ids in heap_ not cancelled; guarded by mu_
+  std::unordered_set<uint64_t> pending_;                        // ids in heap_ not cancelled; guarded by mu_
   std::thread thread_;
 };
 

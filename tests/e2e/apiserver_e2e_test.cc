@@ -616,6 +616,11 @@ TEST_F(ApiserverE2eTest, KubectlCreateNamespaceDrainAndServerDryRuns) {
   CommandResult got = K({"get", "ns", "team-c", "-o", "jsonpath={.metadata.labels}"});
   ASSERT_EQ(got.code, 0) << got.output;
   EXPECT_NE(got.output.find("kubernetes.io/metadata.name"), std::string::npos) << got.output;
+  CommandResult label = K({"label", "namespace", "team-c", "tier=backend"});
+  ASSERT_EQ(label.code, 0) << label.output;
+  ASSERT_EQ(K({"annotate", "namespace", "default", "owner=ops"}).code, 0);
+  EXPECT_EQ(K({"get", "ns", "-l", "tier=backend", "-o", "name"}).output, "namespace/team-c\n");
+  EXPECT_EQ(K({"get", "ns", "default", "-o", "jsonpath={.metadata.annotations.owner}"}).output, "ops");
   ASSERT_EQ(K({"create", "namespace", "team-d", "--dry-run=server"}).code, 0);
   EXPECT_NE(K({"get", "ns", "team-d"}).code, 0) << "a dry-run create stored the namespace";
   CommandResult dry_ns = K({"delete", "namespace", "team-c", "--dry-run=server"});
