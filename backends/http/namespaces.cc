@@ -20,6 +20,13 @@ Status NotFound(const std::string& name) {
   return Status(Code::kNotFound, "namespaces " + Quote(name) + " not found");
 }
 
+Status Conflict(const std::string& name) {
+  return Status(Code::kConflict,
+                "Operation cannot be fulfilled on namespaces " + Quote(name) +
+                    ": the object has been modified; please apply your changes to the latest "
+                    "version and try again");
+}
+
 json WithVersion(json obj, int64_t revision) {
   obj["metadata"]["resourceVersion"] = std::to_string(revision);
   return obj;
@@ -203,9 +210,7 @@ Result<json> Namespaces::Update(const std::string& name, const json& body, bool 
   const std::string stored_rv = cur_meta.value("resourceVersion", "");
   const std::string want_rv = meta.value("resourceVersion", "");
   if (!want_rv.empty() && want_rv != stored_rv) {
-    return Status(Code::kConflict, "Operation cannot be fulfilled on namespaces " + Quote(name) +
-                                       ": the object has been modified; please apply your changes to the "
-                                       "latest version and try again");
+    return Conflict(name);
   }
   json next = *current;
   for (const char* field : {"name", "uid", "creationTimestamp", "resourceVersion"}) {
@@ -235,9 +240,7 @@ Result<json> Namespaces::Update(const std::string& name, const json& body, bool 
   auto r = registry_->context().store()->Txn(txn);
   if (!r.ok()) return r.status();
   if (!r->succeeded) {
-    return Status(Code::kConflict, "Operation cannot be fulfilled on namespaces " + Quote(name) +
-                                       ": the object has been modified; please apply your changes to the "
-                                       "latest version and try again");
+    return Conflict(name);
   }
   return WithVersion(std::move(next), r->revision);
 }
