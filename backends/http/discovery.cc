@@ -121,8 +121,6 @@ json CoreV1ResourcesJson() {
   resources.push_back(Resource("replicationcontrollers", "ReplicationController", crud, json::array({"rc"})));
   resources.push_back(Resource("replicationcontrollers/scale", "Scale", sub, nullptr, "autoscaling", "v1"));
   resources.push_back(Resource("replicationcontrollers/status", "ReplicationController", sub));
-  resources[0]["categories"] = json::array({"all"});
-  resources[2]["categories"] = json::array({"all"});
   resources.push_back(
       Resource("events", "Event", {"create", "delete", "get", "list", "update"}, json::array({"ev"})));
   json namespaces = Resource("namespaces", "Namespace",
@@ -139,6 +137,10 @@ json CoreV1ResourcesJson() {
   json node_status = Resource("nodes/status", "Node", sub);
   node_status["namespaced"] = false;
   resources.push_back(std::move(node_status));
+  // `kubectl get all`: the resources of category "all" (kube-apiserver's pods and controllers).
+  for (json& r : resources) {
+    if (r["name"] == "pods" || r["name"] == "replicationcontrollers") r["categories"] = json::array({"all"});
+  }
   return {{"kind", "APIResourceList"}, {"groupVersion", "v1"}, {"resources", std::move(resources)}};
 }
 

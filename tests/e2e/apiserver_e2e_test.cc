@@ -582,6 +582,11 @@ TEST_F(ApiserverE2eTest, KubectlNamespacesDeleteBySelectorAndWideOutput) {
 
   WriteFile(dir_ + "/rc.yaml", kRcYaml);
   ASSERT_EQ(K({"create", "-f", dir_ + "/rc.yaml"}).code, 0);
+  // Category "all": pods and replication controllers (it once named pods/log, and kubectl failed).
+  CommandResult all = K({"get", "all", "-o", "name"});
+  ASSERT_EQ(all.code, 0) << all.output;
+  EXPECT_NE(all.output.find("pod/keep-1"), std::string::npos) << all.output;
+  EXPECT_NE(all.output.find("replicationcontroller/web"), std::string::npos) << all.output;
   CommandResult rc_wide = K({"get", "rc", "-o", "wide"});
   ASSERT_EQ(rc_wide.code, 0) << rc_wide.output;
   for (const char* col : {"CONTAINERS", "IMAGES", "SELECTOR", "app=web", "nginx"}) {
