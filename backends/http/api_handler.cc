@@ -859,6 +859,7 @@ json NamespaceTable(const json& items, const TableOptions& o) {
                                                 {"description", "CreationTimestamp"},
                                                 {"priority", 0}}})},
             {"rows", json::array()}};
+  if (!o.include_columns) t["columnDefinitions"] = json::array();  // watch events after the first
   for (const json& ns : items) {
     std::string age = "<unknown>";
     if (ns["metadata"].contains("creationTimestamp") && ns["metadata"]["creationTimestamp"].is_string()) {
@@ -895,9 +896,6 @@ HttpResponse ServeNamespaces(Registry* registry, const Clock* clock, const HttpR
     resp.content_type = kTableContentType;
     return resp;
   };
-  if (q.Has("watch") && q.Get("watch") != "false" && q.Get("watch") != "0") {
-    return ErrorResponse(Code::kMethodNotAllowed, "watching namespaces is not supported");
-  }
   if (Status s = CheckDryRun(req, q, {"POST", "PUT", "PATCH", "DELETE"}); !s.ok()) return ErrorResponse(s);
   if (name == nullptr) {
     if (req.method == "GET") {
@@ -976,6 +974,54 @@ HttpResponse ServeNamespaces(Registry* registry, const Clock* clock, const HttpR
     }
   }
   return MethodNotAllowed(req.method);
+}
+
+// GET /api/v1/namespaces?watch=1 (kubectl get ns -w): events as JSON, or as Tables when asked.
+ApiOutcome WatchNamespaces(Registry* registry, const Clock* clock, const HttpRequest& req, const Query& q,
+                           const std::string* name, const std::shared_ptr<WatchSink>& sink) {
+  if (req.method != "GET") return Respond(MethodNotAllowed(req.method));
+  Result<ListOptions> opts = ListOptionsOf(q);
+  if (!opts.ok()) return Respond(ErrorResponse(opts.status()));
+  std::string only = opts->field_name;
+  if (name != nullptr) {
+    if (!only.empty() && only != *name) {
+      return Respond(ErrorResponse(
+          Code::kBadRequest, "fieldSelector metadata.name=" + only + " does not match the name on the URL"));
+    }
+    only = *name;
+  }
+  ApiOutcome out;
+  if (q.Has("timeoutSeconds")) {
+    int64_t secs = 0;
+    if (!ParseInt(q.Get("timeoutSeconds"), &secs) || secs < 0 || secs > 365LL * 24 * 3600) {
+      return Respond(ErrorResponse(Code::kBadRequest, "invalid timeoutSeconds: " + q.Get("timeoutSeconds")));
+    }
+    out.watch_timeout = std::chrono::seconds(secs);
+  }
+  const bool table = AcceptsTable(req.accept);
+  TableOptions topts;
+  topts.include_object = IncludeObjectOf(q);
+  auto first = std::make_shared<bool>(true);  // only touched by the (serial) watch callbacks
+  auto on_event = [sink, table, topts, clock, first](const json& ev) mutable {
+    json line = ev;
+    if (table && ev["type"] != "ERROR") {
+      topts.include_columns = *first;
+      topts.resource_version = ev["object"]["metadata"].value("resourceVersion", "");
+      topts.now = clock->Now();
+      *first = false;
+      line["object"] = NamespaceTable(json::array({ev["object"]}), topts);
+    }
+    std::string bytes = DumpJson(line);
+    bytes.push_back('\n');
+    sink->OnLine(std::move(bytes));
+  };
+  Result<std::unique_ptr<RegistryWatch>> w = Namespaces(registry).Watch(
+      q.Get("resourceVersion"), opts->label_selector, only, std::move(on_event), [sink] { sink->OnEnd(); });
+  if (!w.ok()) return Respond(ErrorResponse(w.status()));
+  out.watch = std::move(w).value();
+  out.response.status = 200;
+  out.response.content_type = table ? kTableContentType : "application/json";
+  return out;
 }
 
 // POST pods/{name}/eviction: a policy/v1 (or v1beta1) Eviction deletes the pod with its deleteOptions,
@@ -1277,7 +1323,13 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& request, const std::shared_ptr<
   }
   if (seg.size() < 3 || seg[0] != "api" || seg[1] != "v1") return Respond(NotFound(path));
   if (seg[2] == "namespaces" && seg.size() <= 4) {
-    return Respond(ServeNamespaces(registry_, clock_, req, *q, seg.size() == 4 ? &seg[3] : nullptr));
+    const std::string* ns_name = seg.size() == 4 ? &seg[3] : nullptr;
+    bool watch = false;
+    if (q->Has("watch") && !ParseBool(q->Get("watch"), &watch)) {
+      return Respond(ErrorResponse(Code::kBadRequest, "invalid watch parameter: " + q->Get("watch")));
+    }
+    if (watch) return WatchNamespaces(registry_, clock_, req, *q, ns_name, sink);
+    return Respond(ServeNamespaces(registry_, clock_, req, *q, ns_name));
   }
 
   size_t i = 2;

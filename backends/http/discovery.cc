@@ -123,8 +123,9 @@ json CoreV1ResourcesJson() {
   resources.push_back(Resource("replicationcontrollers/status", "ReplicationController", sub));
   resources.push_back(
       Resource("events", "Event", {"create", "delete", "get", "list", "update"}, json::array({"ev"})));
-  json namespaces = Resource("namespaces", "Namespace",
-                             {"create", "delete", "get", "list", "patch", "update"}, json::array({"ns"}));
+  json namespaces =
+      Resource("namespaces", "Namespace", {"create", "delete", "get", "list", "patch", "update", "watch"},
+               json::array({"ns"}));
   namespaces["namespaced"] = false;
   resources.push_back(std::move(namespaces));
   resources.push_back(Resource("pods/binding", "Binding", json::array({"create"})));

@@ -619,6 +619,51 @@ TEST_F(HttpServerTest, NamespacesTakePatchesAndUpdatesOfTheirMetadata) {
   EXPECT_EQ(Snapshot(), before);
 }
 
+// kubectl get ns -w: the namespaces listed, then each change, as JSON or Tables.
+TEST_F(HttpServerTest, NamespacesCanBeWatched) {
+  const std::string ns = "/api/v1/namespaces";
+  ASSERT_EQ(client_->Post(ns, {{"metadata", {{"name", "team"}, {"labels", {{"t", "1"}}}}}}).status, 201);
+  const std::string rv = client_->Get(ns).Json()["metadata"]["resourceVersion"];
+  WatchReader from_rv(server_->port(), ns + "?watch=true&resourceVersion=" + rv);
+  WatchReader initial(server_->port(), ns + "?watch=1&labelSelector=t%3D1");
+  WatchReader table(server_->port(), ns + "?watch=1&fieldSelector=metadata.name%3Dlater",
+                    "Accept: application/json;as=Table;v=v1;g=meta.k8s.io\r\n");
+  ASSERT_TRUE(from_rv.Ok() && initial.Ok() && table.Ok()) << table.header();
+  std::optional<json> listed = initial.Next();
+  ASSERT_TRUE(listed.has_value());
+  EXPECT_EQ((*listed)["type"], "ADDED");
+  EXPECT_EQ((*listed)["object"]["metadata"]["name"], "team");
+  ASSERT_EQ(client_->Post(ns, {{"metadata", {{"name", "later"}, {"labels", {{"t", "1"}}}}}}).status, 201);
+  ASSERT_EQ(
+      client_->Patch(ns + "/later", R"({"metadata":{"labels":{"u":"2"}}})", "application/merge-patch+json")
+          .status,
+      200);
+  ASSERT_EQ(client_->Delete(ns + "/later").status, 200);
+  std::vector<std::string> types;
+  json last;
+  for (int i = 0; i < 3; ++i) {
+    std::optional<json> ev = from_rv.Next();
+    ASSERT_TRUE(ev.has_value()) << i;
+    types.push_back((*ev)["type"]);
+    last = *ev;
+  }
+  EXPECT_EQ(types, (std::vector<std::string>{"ADDED", "MODIFIED", "DELETED"}));
+  EXPECT_EQ(last["object"]["metadata"]["labels"]["u"], "2");  // the last state
+  EXPECT_EQ(last["object"]["status"]["phase"], "Terminating");
+  std::optional<json> later = initial.Next();
+  ASSERT_TRUE(later.has_value());
+  EXPECT_EQ((*later)["object"]["metadata"]["name"], "later");
+  std::optional<json> first = table.Next();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ((*first)["object"]["kind"], "Table");
+  EXPECT_EQ((*first)["object"]["columnDefinitions"].size(), 3u);
+  EXPECT_EQ((*first)["object"]["rows"][0]["cells"][0], "later");
+  std::optional<json> second = table.Next();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_TRUE((*second)["object"]["columnDefinitions"].empty());
+  EXPECT_EQ(client_->Get(ns + "?watch=1&resourceVersion=abc").status, 400);
+}
+
 // kubectl drain evicts through pods/{name}/eviction (policy/v1), listed in discovery with the policy
 // group; no PodDisruptionBudget is served, so an eviction is a delete with its deleteOptions.
 TEST_F(HttpServerTest, EvictionDeletesThePodWithItsOptions) {

@@ -245,6 +245,81 @@ Result<json> Namespaces::Update(const std::string& name, const json& body, bool 
   return WithVersion(std::move(next), r->revision);
 }
 
+namespace {
+
+class NamespaceWatch final : public RegistryWatch {
+ public:
+  std::unique_ptr<rcsim::Watch> watch;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<RegistryWatch>> Namespaces::Watch(const std::string& resource_version,
+                                                         const LabelSelector& selector,
+                                                         const std::string& name,
+                                                         std::function<void(const json& event)> on_event,
+                                                         std::function<void()> on_end) {
+  int64_t from = 0;
+  const bool initial = resource_version.empty() || resource_version == "0";
+  if (!initial) {
+    Result<int64_t> rv = ParseResourceVersion(resource_version);
+    if (!rv.ok()) return rv.status();
+    from = *rv;
+  }
+  auto wanted = [selector, name](const json& ns) {
+    return (name.empty() || ns["metadata"].value("name", "") == name) && selector.Matches(LabelsOf(ns));
+  };
+  if (initial) {
+    Result<json> list = List(selector);
+    if (!list.ok()) return list.status();
+    for (const json& ns : (*list)["items"]) {
+      if (wanted(ns)) on_event({{"type", "ADDED"}, {"object", ns}});
+    }
+    from = std::stoll((*list)["metadata"]["resourceVersion"].get<std::string>());
+  }
+  WatchRequest req;
+  req.key = kPrefix;
+  req.range_end = PrefixEnd(kPrefix);
+  req.start_revision = from + 1;
+  req.prev_kv = true;
+  auto out = std::make_unique<NamespaceWatch>();
+  out->watch = registry_->context().store()->StartWatch(
+      req, [on_event = std::move(on_event), on_end = std::move(on_end), wanted](const WatchResponse& r) {
+        if (r.canceled) {
+          const bool gone = r.compact_revision > 0;
+          on_event({{"type", "ERROR"},
+                    {"object",
+                     {{"kind", "Status"},
+                      {"apiVersion", "v1"},
+                      {"metadata", json::object()},
+                      {"status", "Failure"},
+                      {"message", gone ? "too old resource version" : r.status.message()},
+                      {"reason", gone ? "Expired" : "InternalError"},
+                      {"code", gone ? 410 : 500}}}});
+          on_end();
+          return;
+        }
+        for (const WatchEvent& ev : r.events) {
+          const bool put = ev.type == WatchEvent::Type::kPut;
+          const KeyValue* kv = put ? &ev.kv : (ev.prev_kv ? &*ev.prev_kv : nullptr);
+          if (kv == nullptr) continue;
+          json ns = json::parse(kv->value.bytes(), nullptr, false);
+          if (ns.is_discarded() || !ns.is_object()) continue;  // Get and List skip it as well
+          ns = WithVersion(std::move(ns), ev.kv.mod_revision);
+          if (!wanted(ns)) continue;
+          if (!put) ns["status"]["phase"] = "Terminating";  // as Delete answers: its last state
+          const std::string n = ev.kv.key.substr(std::string(kPrefix).size());
+          // An implicit namespace was listed before its first update stored it.
+          const char* type = !put ? "DELETED"
+                             : ev.kv.create_revision == ev.kv.mod_revision && !IsImplicitNamespace(n)
+                                 ? "ADDED"
+                                 : "MODIFIED";
+          on_event({{"type", type}, {"object", std::move(ns)}});
+        }
+      });
+  return std::unique_ptr<RegistryWatch>(std::move(out));
+}
+
 Status Namespaces::CheckExists(const std::string& name) {
   if (IsImplicitNamespace(name)) return Status::Ok();
   auto got = registry_->context().store()->Get(kPrefix + name);

@@ -10,6 +10,8 @@
 #ifndef RCSIM_BACKENDS_HTTP_NAMESPACES_H_
 #define RCSIM_BACKENDS_HTTP_NAMESPACES_H_
 
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -37,6 +39,15 @@ class Namespaces {
   // kConflict. An implicit namespace never stored is stored by its first update. dry_run: answered,
   // not stored.
   Result<nlohmann::json> Update(const std::string& name, const nlohmann::json& body, bool dry_run = false);
+  // A watch of the namespaces matching `selector` (and named `name`, if set): from resource_version
+  // "" or "0", an ADDED for each listed (the implicit ones too) first; then ADDED, MODIFIED and DELETED
+  // (the last state) from the store's watch. `on_event` gets {"type", "object"} (serially, from the
+  // store's thread); a compacted revision is one ERROR event (410 Gone), then `on_end`. kBadRequest for
+  // a malformed resource_version. Destroying the watch stops it.
+  Result<std::unique_ptr<RegistryWatch>> Watch(const std::string& resource_version,
+                                               const LabelSelector& selector, const std::string& name,
+                                               std::function<void(const nlohmann::json& event)> on_event,
+                                               std::function<void()> on_end);
   // kNotFound ('namespaces "x" not found') unless `name` exists.
   Status CheckExists(const std::string& name);
 
