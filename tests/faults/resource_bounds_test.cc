@@ -198,6 +198,7 @@ TEST(ResourceBoundsTest, IdleConnectionsWatchFloodAndSlowClientsStayBoundedAndAr
   const int64_t volume = 300LL * (8 << 10);
   std::thread drain([&] {
     std::vector<pollfd> fds;
+    fds.reserve(readers.size());
     for (int fd : readers) fds.push_back({fd, POLLIN, 0});
     std::vector<int64_t> got(fds.size(), 0);
     char buf[65536];
