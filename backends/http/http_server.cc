@@ -37,10 +37,12 @@ constexpr auto kTlsHandshakeTimeout = std::chrono::seconds(10);  // kube-apiserv
 // after that their posts are dropped, so nothing touches the io_context while it is torn down.
 class Gate {
  public:
+  // False when closed (`fn` is dropped, not run).
   template <typename Executor, typename Fn>
-  void Post(const Executor& ex, Fn&& fn) {
+  bool Post(const Executor& ex, Fn&& fn) {
     std::lock_guard<std::mutex> lock(mu_);
     if (open_) net::post(ex, std::forward<Fn>(fn));
+    return open_;
   }
   void Close() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -97,6 +99,16 @@ struct HttpServer::Impl {
   std::atomic<int> connections{0};                    // live sessions
   std::atomic<int> watches{0};                        // live watch streams
   std::atomic<std::size_t> watch_buffer_bytes{0};     // buffered by every watch stream together
+  std::atomic<std::size_t> watch_queued_bytes{0};     // watch lines posted to strands, not yet taken
+};
+
+// The watch lines posted to one session's strand and not yet taken into its buffer. Shared by the
+// sink (any thread) and the session (its strand).
+struct WatchBacklog {
+  std::atomic<std::size_t> queued{0};
+  std::atomic<std::size_t> pending{0};  // the session's buffered_: taken, not yet sent to the client
+  std::atomic<bool> live{false};        // the stream's header is sent: the budgets apply from now on
+  std::atomic<bool> overflowed{false};
 };
 
 namespace {
@@ -131,13 +143,38 @@ class Session : public std::enable_shared_from_this<Session> {
   // watch, which owns this sink).
   class Sink final : public WatchSink {
    public:
-    Sink(std::shared_ptr<Gate> gate, std::weak_ptr<Session> session, net::any_io_executor ex)
-        : gate_(std::move(gate)), session_(std::move(session)), ex_(std::move(ex)) {}
+    Sink(std::shared_ptr<Gate> gate, std::weak_ptr<Session> session, net::any_io_executor ex,
+         HttpServer::Impl* server)
+        : gate_(std::move(gate)), session_(std::move(session)), ex_(std::move(ex)), server_(server) {}
+    // Lines are counted when posted, so a strand that falls behind the watch's producer cannot queue
+    // copies without bound (1,000 watchers of 300 8 KiB events held 1.7 GB): beyond the session's or
+    // the server's budget (as OnWatchLine's) the watch is closed and its next lines dropped.
     void OnLine(std::string line) override {
-      gate_->Post(ex_, [w = session_, line = std::move(line)]() mutable {
-        if (auto s = w.lock()) s->OnWatchLine(line);
-      });
+      if (backlog_->overflowed.load()) return;
+      const std::size_t n = line.size();
+      const std::size_t queued = backlog_->queued.fetch_add(n) + n;
+      const std::size_t total = server_->watch_queued_bytes.fetch_add(n) + n;
+      const HttpServerOptions& o = server_->options;
+      // The server's total is spent: the watchers whose clients hold the most (unsent lines beyond
+      // their share) go, not the ones the server's own threads are behind on.
+      if (backlog_->live.load() &&
+          (queued > o.max_watch_buffer_bytes ||
+           (total > o.max_total_watch_buffer_bytes && backlog_->pending.load() > kWatchBufferShare))) {
+        backlog_->overflowed = true;
+        Unqueue(backlog_.get(), server_, n);
+        gate_->Post(ex_, [w = session_] {
+          if (auto s = w.lock()) s->OnWatchOverflow();
+        });
+        return;
+      }
+      const bool posted =
+          gate_->Post(ex_, [w = session_, b = backlog_, server = server_, line = std::move(line)]() mutable {
+            Unqueue(b.get(), server, line.size());
+            if (auto s = w.lock()) s->OnWatchLine(line);
+          });
+      if (!posted) Unqueue(backlog_.get(), server_, n);
     }
+    const std::shared_ptr<WatchBacklog>& backlog() const { return backlog_; }
     void OnEnd() override {
       gate_->Post(ex_, [w = session_] {
         if (auto s = w.lock()) s->OnWatchEnd();
@@ -145,9 +182,16 @@ class Session : public std::enable_shared_from_this<Session> {
     }
 
    private:
+    static void Unqueue(WatchBacklog* b, HttpServer::Impl* server, std::size_t n) {
+      b->queued.fetch_sub(n);
+      server->watch_queued_bytes.fetch_sub(n);
+    }
+
     std::shared_ptr<Gate> gate_;
     std::weak_ptr<Session> session_;
     net::any_io_executor ex_;
+    HttpServer::Impl* server_;
+    std::shared_ptr<WatchBacklog> backlog_ = std::make_shared<WatchBacklog>();
   };
 
   void DoRead() {
@@ -237,7 +281,8 @@ class Session : public std::enable_shared_from_this<Session> {
     r.accept = std::string(req[http::field::accept]);
     r.user_agent = std::string(req[http::field::user_agent]);
     r.body = std::move(req.body());
-    auto sink = std::make_shared<Sink>(server_->gate, weak_from_this(), stream_.get_executor());
+    auto sink = std::make_shared<Sink>(server_->gate, weak_from_this(), stream_.get_executor(), server_);
+    backlog_ = sink->backlog();
     net::post(*server_->workers, [self = shared_from_this(), r = std::move(r), sink]() mutable {
       ApiOutcome out = self->server_->handler.Handle(r, sink);
       auto ex = self->stream_.get_executor();
@@ -285,6 +330,7 @@ class Session : public std::enable_shared_from_this<Session> {
                                self->writing_ = false;
                                if (ec) return self->Close();
                                self->header_sent_ = true;
+                               if (self->backlog_) self->backlog_->live = true;
                                self->Pump();
                              });
     const Duration timeout =
@@ -309,25 +355,32 @@ class Session : public std::enable_shared_from_this<Session> {
     if (closed_ || ending_) return;
     pending_ += line;
     buffered_ += line.size();
+    if (backlog_) backlog_->pending = buffered_;
     const std::size_t total = server_->watch_buffer_bytes.fetch_add(line.size()) + line.size();
     // A client that does not keep up is closed (it re-lists), rather than buffered without bound.
     // The initial events (queued before the header could be sent) are a list, bounded by the store.
     if (header_sent_ &&
         (pending_.size() > server_->options.max_watch_buffer_bytes ||
          (total > server_->options.max_total_watch_buffer_bytes && pending_.size() > kWatchBufferShare))) {
-      // Reset rather than linger: the kernel would otherwise keep sending the socket's backlog to a
-      // client that does not read, holding its memory.
-      beast::error_code ignored;
-      stream_.socket().set_option(net::socket_base::linger(true, 0), ignored);
-      return Close();
+      return OnWatchOverflow();
     }
     Pump();
+  }
+
+  // The client does not keep up: closed (it re-lists), rather than buffered without bound. Reset
+  // rather than linger: the kernel would otherwise keep sending the socket's backlog to a client that
+  // does not read, holding its memory.
+  void OnWatchOverflow() {
+    beast::error_code ignored;
+    stream_.socket().set_option(net::socket_base::linger(true, 0), ignored);
+    Close();
   }
 
   // Gives back `n` of the bytes this session holds in the server's watch buffer budget.
   void ReleaseBuffered(std::size_t n) {
     n = std::min(n, buffered_);
     buffered_ -= n;
+    if (backlog_) backlog_->pending = buffered_;
     server_->watch_buffer_bytes.fetch_sub(n);
   }
   void ReleaseWatch() {
@@ -433,8 +486,9 @@ class Session : public std::enable_shared_from_this<Session> {
   bool header_sent_ = false;
   bool writing_ = false;
   bool ending_ = false;
-  bool counted_watch_ = false;  // counted in server_->watches
-  std::size_t buffered_ = 0;    // bytes of pending_ and in_flight_ counted in watch_buffer_bytes
+  bool counted_watch_ = false;             // counted in server_->watches
+  std::size_t buffered_ = 0;               // bytes of pending_ and in_flight_ counted in watch_buffer_bytes
+  std::shared_ptr<WatchBacklog> backlog_;  // of the current request's sink (a watch's lines in flight)
   char probe_[512];
 };
 
