@@ -248,6 +248,7 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
     bool reused = false;
     bool retried = false;
     bool written = false;
+    bool sent = false;  // the whole request went out: only then can the server have acted on it
     std::optional<http::response_parser<http::string_body>> parser;
   };
   using OpPtr = std::shared_ptr<RequestOp>;
@@ -403,7 +404,18 @@ void HttpTransport::Write(const OpPtr& op) {
   op->parser->body_limit(kNoBodyLimit);
   conn.stream.expires_after(options_.request_timeout);
   http::async_write(conn.stream, op->req, [this, op](ErrorCode ec, size_t) {
+    if (ec && !stopping() && (ec == asio::error::broken_pipe || ec == asio::error::connection_reset)) {
+      // The server stopped reading: it may have answered first (a 413 for a body over its limit),
+      // and that answer is the outcome, as Go's transport prefers it to the write error.
+      http::async_read(op->conn->stream, op->conn->buffer, *op->parser,
+                       [this, op, ec](ErrorCode ec2, size_t) {
+                         if (ec2) return FailIo(op, ec);
+                         OnResponse(op, ec2);
+                       });
+      return;
+    }
     if (ec) return FailIo(op, ec);
+    op->sent = true;
     http::async_read(op->conn->stream, op->conn->buffer, *op->parser,
                      [this, op](ErrorCode ec2, size_t) { OnResponse(op, ec2); });
   });
@@ -422,14 +434,16 @@ void HttpTransport::OnResponse(const OpPtr& op, ErrorCode ec) {
 
 void HttpTransport::FailIo(OpPtr op, const ErrorCode& ec) {
   const bool nothing_received = !op->parser || !op->parser->got_some();
-  if (op->reused && !op->retried && !op->mutating && nothing_received && IsConnectionClosedError(ec) &&
-      !stopping()) {
-    // The server closed the idle connection as we reused it: a read is sent again. A write is not
-    // (below: outcome unknown): a server killed after it read and applied the request closes the
-    // connection the same way, and a retried create would make a second pod.
+  if (op->reused && !op->retried && (!op->mutating || !op->sent) && nothing_received &&
+      IsConnectionClosedError(ec) && !stopping()) {
+    // The server closed the idle connection as we reused it: a read is sent again, and so is a write
+    // that did not go out whole (no server acts on half a request). A write sent whole is not (below:
+    // outcome unknown): a server killed after it read and applied the request closes the connection
+    // the same way, and a retried create would make a second pod.
     Release(std::move(op->conn), /*reusable=*/false);
     op->retried = true;
     op->written = false;
+    op->sent = false;
     op->parser.reset();
     Acquire(std::move(op));
     return;
@@ -440,7 +454,7 @@ void HttpTransport::FailIo(OpPtr op, const ErrorCode& ec) {
                     op->written ? "request timed out; outcome unknown" : "connect timed out");
   } else if (ec == asio::error::operation_aborted || stopping()) {
     status = Status(op->written && op->mutating ? Code::kTimeout : Code::kUnavailable, "client shut down");
-  } else if (op->written && op->mutating) {
+  } else if (op->sent && op->mutating) {
     status =
         Status(Code::kTimeout, "connection lost before the response: " + ec.message() + "; outcome unknown");
   } else {
