@@ -343,6 +343,36 @@ IncludeObject IncludeObjectOf(const Query& q) {
 }
 
 // One resource's routes.
+// The DeleteOptions of a DELETE: the query's gracePeriodSeconds, propagationPolicy and dryRun, then
+// the body's (JSON, or protobuf read into JSON by Handle; callers answer 415 for another type first).
+Result<DeleteOptions> DeleteOptionsOf(const HttpRequest& req, const Query& q) {
+  DeleteOptions opts;
+  if (q.Has("gracePeriodSeconds")) {
+    int64_t g = 0;
+    if (!ParseInt(q.Get("gracePeriodSeconds"), &g)) {
+      return Status(Code::kBadRequest, "invalid gracePeriodSeconds: " + q.Get("gracePeriodSeconds"));
+    }
+    opts.grace_period_seconds = g;
+  }
+  opts.propagation_policy = q.Get("propagationPolicy");
+  opts.dry_run = q.Has("dryRun");  // CheckDryRun allowed only "All"
+  if (req.body.empty()) return opts;
+  return DeleteOptionsFromBody(req.body, std::move(opts));
+}
+
+// ?timeoutSeconds of a watch; zero when absent (the server picks). kBadRequest when malformed.
+Result<Duration> WatchTimeoutOf(const Query& q) {
+  if (!q.Has("timeoutSeconds")) return Duration::zero();
+  int64_t secs = 0;
+  // Seconds beyond what a nanosecond Duration holds would wrap negative.
+  constexpr int64_t kMaxTimeoutSeconds =
+      std::chrono::duration_cast<std::chrono::seconds>(Duration::max()).count();
+  if (!ParseInt(q.Get("timeoutSeconds"), &secs) || secs < 0 || secs > kMaxTimeoutSeconds) {
+    return Status(Code::kBadRequest, "invalid timeoutSeconds: " + q.Get("timeoutSeconds"));
+  }
+  return Duration(std::chrono::seconds(secs));
+}
+
 template <typename T>
 class ResourceRoutes {
  public:
@@ -402,17 +432,9 @@ class ResourceRoutes {
       opts->field_name = *name;
     }
     ApiOutcome out;
-    if (q_.Has("timeoutSeconds")) {
-      int64_t secs = 0;
-      // Seconds beyond what a nanosecond Duration holds would wrap negative.
-      constexpr int64_t kMaxTimeoutSeconds =
-          std::chrono::duration_cast<std::chrono::seconds>(Duration::max()).count();
-      if (!ParseInt(q_.Get("timeoutSeconds"), &secs) || secs < 0 || secs > kMaxTimeoutSeconds) {
-        return Respond(
-            ErrorResponse(Code::kBadRequest, "invalid timeoutSeconds: " + q_.Get("timeoutSeconds")));
-      }
-      out.watch_timeout = std::chrono::seconds(secs);
-    }
+    Result<Duration> timeout = WatchTimeoutOf(q_);
+    if (!timeout.ok()) return Respond(ErrorResponse(timeout.status()));
+    out.watch_timeout = *timeout;
     bool bookmarks = false;
     if (q_.Has("allowWatchBookmarks") && !ParseBool(q_.Get("allowWatchBookmarks"), &bookmarks)) {
       return Respond(ErrorResponse(Code::kBadRequest, "invalid allowWatchBookmarks"));
@@ -632,7 +654,7 @@ class ResourceRoutes {
     if (!opts.ok()) return ErrorResponse(opts.status());
     if (Status s = CheckListResourceVersion(q_); !s.ok()) return ErrorResponse(s);
     if (!req_.body.empty() && !IsJsonContentType(req_.content_type)) return UnsupportedMediaType();
-    Result<DeleteOptions> options = OptionsOfDelete();
+    Result<DeleteOptions> options = DeleteOptionsOf(req_, q_);
     if (!options.ok()) return ErrorResponse(options.status());
     opts->limit = 0;
     opts->continue_token.clear();
@@ -657,7 +679,7 @@ class ResourceRoutes {
 
   HttpResponse Delete(const std::string& ns, const std::string& name) const {
     if (!req_.body.empty() && !IsJsonContentType(req_.content_type)) return UnsupportedMediaType();
-    Result<DeleteOptions> opts = OptionsOfDelete();
+    Result<DeleteOptions> opts = DeleteOptionsOf(req_, q_);
     if (!opts.ok()) return ErrorResponse(opts.status());
     auto r = reg_->DeleteReporting(ns, name, *opts);
     if (!r.ok()) return ErrorResponse(r.status());
@@ -677,22 +699,6 @@ class ResourceRoutes {
   }
 
  private:
-  // The DeleteOptions of a DELETE: the query's gracePeriodSeconds, propagationPolicy and dryRun, then
-  // the body's (JSON, or protobuf read into JSON by Handle; callers answer 415 for another type first).
-  Result<DeleteOptions> OptionsOfDelete() const {
-    DeleteOptions opts;
-    if (q_.Has("gracePeriodSeconds")) {
-      int64_t g = 0;
-      if (!ParseInt(q_.Get("gracePeriodSeconds"), &g)) {
-        return Status(Code::kBadRequest, "invalid gracePeriodSeconds: " + q_.Get("gracePeriodSeconds"));
-      }
-      opts.grace_period_seconds = g;
-    }
-    opts.propagation_policy = q_.Get("propagationPolicy");
-    opts.dry_run = q_.Has("dryRun");  // CheckDryRun allowed only "All"
-    if (req_.body.empty()) return opts;
-    return DeleteOptionsFromBody(req_.body, std::move(opts));
-  }
   TableOptions TableOpts() const {
     TableOptions o;
     o.now = clock_->Now();
@@ -728,8 +734,8 @@ HttpResponse NotFound(const std::string& path) {
 
 // dryRun=All on a write is honoured by the handlers that pass its method in `honoured` (pods',
 // controllers' and nodes' create, update, patch, apply and delete, their status updates, namespace
-// create and delete, evictions); elsewhere it is refused rather than ignored (a write that the client
-// meant as a rehearsal must not happen).
+// create, update, patch and delete, evictions); elsewhere it is refused rather than ignored (a write that the
+// client meant as a rehearsal must not happen).
 Status CheckDryRun(const HttpRequest& req, const Query& q, std::initializer_list<std::string_view> honoured) {
   if (!q.Has("dryRun")) return Status::Ok();
   if (q.Get("dryRun") != "All") {
@@ -930,15 +936,12 @@ HttpResponse ServeNamespaces(Registry* registry, const Clock* clock, const HttpR
   }
   if (req.method == "GET") return answer(namespaces.Get(*name), 200);
   if (req.method == "DELETE") {
-    DeleteOptions opts;
-    opts.dry_run = q.Has("dryRun");
-    if (!req.body.empty()) {
-      if (!IsJsonContentType(req.content_type)) return UnsupportedMediaTypeResponse(req.content_type);
-      Result<DeleteOptions> parsed = DeleteOptionsFromBody(req.body, std::move(opts));
-      if (!parsed.ok()) return ErrorResponse(parsed.status());
-      opts = std::move(parsed).value();
+    if (!req.body.empty() && !IsJsonContentType(req.content_type)) {
+      return UnsupportedMediaTypeResponse(req.content_type);
     }
-    return answer(namespaces.Delete(*name, opts), 200);
+    Result<DeleteOptions> opts = DeleteOptionsOf(req, q);
+    if (!opts.ok()) return ErrorResponse(opts.status());
+    return answer(namespaces.Delete(*name, *opts), 200);
   }
   if (req.method == "PUT" || req.method == "PATCH") {
     Result<FieldValidation> mode = ParseFieldValidation(q.Get("fieldValidation"));
@@ -991,13 +994,9 @@ ApiOutcome WatchNamespaces(Registry* registry, const Clock* clock, const HttpReq
     only = *name;
   }
   ApiOutcome out;
-  if (q.Has("timeoutSeconds")) {
-    int64_t secs = 0;
-    if (!ParseInt(q.Get("timeoutSeconds"), &secs) || secs < 0 || secs > 365LL * 24 * 3600) {
-      return Respond(ErrorResponse(Code::kBadRequest, "invalid timeoutSeconds: " + q.Get("timeoutSeconds")));
-    }
-    out.watch_timeout = std::chrono::seconds(secs);
-  }
+  Result<Duration> timeout = WatchTimeoutOf(q);
+  if (!timeout.ok()) return Respond(ErrorResponse(timeout.status()));
+  out.watch_timeout = *timeout;
   const bool table = AcceptsTable(req.accept);
   TableOptions topts;
   topts.include_object = IncludeObjectOf(q);
@@ -1022,6 +1021,15 @@ ApiOutcome WatchNamespaces(Registry* registry, const Clock* clock, const HttpReq
   out.response.status = 200;
   out.response.content_type = table ? kTableContentType : "application/json";
   return out;
+}
+
+// 201 with a Success Status: the answer to a subresource create (binding, eviction).
+HttpResponse CreatedStatus() {
+  return JsonResponse(201, {{"kind", "Status"},
+                            {"apiVersion", "v1"},
+                            {"metadata", json::object()},
+                            {"status", "Success"},
+                            {"code", 201}});
 }
 
 // POST pods/{name}/eviction: a policy/v1 (or v1beta1) Eviction deletes the pod with its deleteOptions,
@@ -1051,17 +1059,13 @@ HttpResponse ServeEviction(Registry* registry, const HttpRequest& req, const Que
   DeleteOptions opts;
   opts.dry_run = q.Has("dryRun");  // CheckDryRun allowed only "All"
   if (auto d = body->find("deleteOptions"); d != body->end() && !d->is_null()) {
-    Result<DeleteOptions> parsed = DeleteOptionsFromBody(d->dump(), std::move(opts));
+    Result<DeleteOptions> parsed = DeleteOptionsFromJson(*d, std::move(opts));
     if (!parsed.ok()) return ErrorResponse(parsed.status());
     opts = std::move(parsed).value();
   }
   Result<PodPtr> deleted = registry->pods().Delete(ns, name, opts);
   if (!deleted.ok()) return ErrorResponse(deleted.status());
-  return JsonResponse(201, {{"kind", "Status"},
-                            {"apiVersion", "v1"},
-                            {"metadata", json::object()},
-                            {"status", "Success"},
-                            {"code", 201}});
+  return CreatedStatus();
 }
 
 // POST pods/{name}/binding (name from the URL) or bindings (name from the body).
@@ -1078,11 +1082,7 @@ HttpResponse ServeBinding(Registry* registry, const HttpRequest& req, const Quer
   if (Status s = ReconcileMeta(&b->metadata, ns, name); !s.ok()) return ErrorResponse(s);
   Result<PodPtr> r = registry->BindPod(ns, *b);
   if (!r.ok()) return ErrorResponse(r.status());
-  return JsonResponse(201, {{"kind", "Status"},
-                            {"apiVersion", "v1"},
-                            {"metadata", json::object()},
-                            {"status", "Success"},
-                            {"code", 201}});
+  return CreatedStatus();
 }
 
 // What `kubectl get events` prints: Last Seen, Type, Reason, Object, Message.
@@ -1404,6 +1404,11 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& request, const std::shared_ptr<
 Result<DeleteOptions> DeleteOptionsFromBody(std::string_view body, DeleteOptions opts) {
   Result<json> j = ParseBody(body);
   if (!j.ok()) return j.status();
+  return DeleteOptionsFromJson(*j, std::move(opts));
+}
+
+Result<DeleteOptions> DeleteOptionsFromJson(const json& options, DeleteOptions opts) {
+  const json* j = &options;
   if (!j->is_object()) return Status(Code::kBadRequest, "DeleteOptions must be an object");
   auto pre = j->find("preconditions");
   if (pre != j->end() && !pre->is_null()) {

@@ -51,6 +51,8 @@ struct HttpResponse {
 // The DeleteOptions of a DELETE's JSON body (preconditions, gracePeriodSeconds, propagationPolicy,
 // orphanDependents) over `opts` (from the query); kBadRequest/kInvalid for a malformed one.
 Result<DeleteOptions> DeleteOptionsFromBody(std::string_view body, DeleteOptions opts);
+// The same from parsed JSON (an Eviction's deleteOptions).
+Result<DeleteOptions> DeleteOptionsFromJson(const nlohmann::json& options, DeleteOptions opts);
 
 // The value of a Warning header for `message`, as kube-apiserver sends it: `299 - "message"`.
 std::string WarningHeaderValue(std::string_view message);

@@ -4,9 +4,10 @@
 
 #include <array>
 #include <cstdint>
-#include <ctime>
 #include <span>
 #include <string>
+
+#include "engine/time.h"
 
 namespace rcsim {
 namespace {
@@ -117,15 +118,6 @@ Status Malformed(const std::string& what) {
   return Status(Code::kBadRequest, "malformed protobuf body: " + what);
 }
 
-std::string Rfc3339(int64_t seconds) {
-  const auto t = static_cast<std::time_t>(seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  std::array<char, 32> buf{};
-  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf.data();
-}
-
 Status Decode(const Message& m, std::string_view bytes, json* out);
 
 // One length-delimited payload of `in`.
@@ -197,7 +189,7 @@ Status DecodeField(const Field& f, uint32_t wire, CodedInputStream* in, const st
       if (!length || !ReadBytes(in, &s)) return Malformed(where + " is not a Time");
       int64_t seconds = 0;
       if (Status st = DecodeTime(s, where, &seconds); !st.ok()) return st;
-      if (seconds != 0) (*out)[f.name] = Rfc3339(seconds);
+      if (seconds != 0) (*out)[f.name] = FormatRfc3339(TimePoint(std::chrono::seconds(seconds)));
       return Status::Ok();
     }
     case Type::kStringMap: {
