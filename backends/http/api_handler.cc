@@ -1308,15 +1308,6 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& request, const std::shared_ptr<
     return Respond(ServeLeases(leases_, req, seg, q->Has("dryRun")));
   }
   if (seg.size() == 2 && seg[0] == "api" && seg[1] == "v1") return fixed(CoreV1ResourcesJson());
-  if (seg.size() == 2 && seg[0] == "apis" && seg[1] == "policy") {
-    json group = PolicyGroupJson();
-    group["kind"] = "APIGroup";
-    group["apiVersion"] = "v1";
-    return fixed(group);
-  }
-  if (seg.size() == 3 && seg[0] == "apis" && seg[1] == "policy" && seg[2] == "v1") {
-    return fixed(PolicyV1ResourcesJson());
-  }
   if (seg.size() == 2 && seg[0] == "openapi" && seg[1] == "v3") return fixed(OpenApiV3RootJson());
   if (seg.size() == 4 && seg[0] == "openapi" && seg[1] == "v3" && seg[2] == "api" && seg[3] == "v1") {
     return fixed(OpenApiV3CoreV1Json());

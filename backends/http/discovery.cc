@@ -95,20 +95,8 @@ json ApiVersionsJson() {
            json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", "127.0.0.1"}}})}};
 }
 
-json PolicyGroupJson() {
-  const json version = {{"groupVersion", "policy/v1"}, {"version", "v1"}};
-  return {{"name", "policy"}, {"versions", json::array({version})}, {"preferredVersion", version}};
-}
-
-json PolicyV1ResourcesJson() {
-  return {{"kind", "APIResourceList"},
-          {"apiVersion", "v1"},
-          {"groupVersion", "policy/v1"},
-          {"resources", json::array()}};
-}
-
 json ApiGroupListJson() {
-  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", json::array({PolicyGroupJson()})}};
+  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", json::array()}};
 }
 
 json CoreV1ResourcesJson() {

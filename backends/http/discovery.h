@@ -19,12 +19,11 @@ namespace rcsim {
 nlohmann::json VersionJson();
 // GET /api: APIVersions {versions: ["v1"]}.
 nlohmann::json ApiVersionsJson();
-// GET /apis: an APIGroupList of `policy` (for pods/eviction, whose kind is policy/v1 Eviction: kubectl
-// drain evicts only when the group is there; no PodDisruptionBudgets are served).
+// GET /apis: an empty APIGroupList (the server adds coordination.k8s.io when it serves leases). No
+// `policy` group: it would list PodDisruptionBudgets, which are not served, and an empty resource list
+// makes `kubectl api-resources` fail. pods/eviction (a policy/v1 Eviction) is found through the core
+// list, where it names its group and version, as kubectl drain looks for it.
 nlohmann::json ApiGroupListJson();
-// GET /apis/policy: its APIGroup; GET /apis/policy/v1: an empty APIResourceList.
-nlohmann::json PolicyGroupJson();
-nlohmann::json PolicyV1ResourcesJson();
 // GET /api/v1: APIResourceList of pods (+ /status, /log, /binding, /eviction), replicationcontrollers
 // (+ /status, /scale), events, namespaces, bindings, nodes (+ /status).
 nlohmann::json CoreV1ResourcesJson();

@@ -648,6 +648,11 @@ TEST_F(ApiserverE2eTest, KubectlCreateNamespaceDrainAndServerDryRuns) {
   ASSERT_EQ(still.code, 0) << "a dry-run delete removed the pod: " << still.output;
   EXPECT_EQ(still.output, "") << "a dry-run delete marked the pod deleting";
 
+  // Every group the server lists answers with resources: an empty policy/v1 list failed this.
+  CommandResult resources = K({"api-resources", "-o", "name"});
+  ASSERT_EQ(resources.code, 0) << resources.output;
+  EXPECT_NE(resources.output.find("replicationcontrollers\n"), std::string::npos) << resources.output;
+  EXPECT_NE(resources.output.find("leases.coordination.k8s.io\n"), std::string::npos) << resources.output;
   CommandResult dry_drain =
       K({"drain", "node-8", "--dry-run=server", "--force", "--grace-period=0", "--timeout=30s"});
   ASSERT_EQ(dry_drain.code, 0) << dry_drain.output;
