@@ -1,5 +1,6 @@
 #include "backends/http/api_handler.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <initializer_list>
@@ -1255,6 +1256,14 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& request, const std::shared_ptr<
     Result<ProtobufBody> decoded = DecodeK8sProtobuf(request.body);
     if (!decoded.ok()) return Respond(ErrorResponse(decoded.status()));
     if (decoded->unsupported_kind) {
+      // A kind this server serves nowhere (kubectl create deployment, auth can-i, autoscale) goes to a
+      // path that does not exist here: 404, as kube-apiserver answers for a group it does not serve.
+      static constexpr std::string_view kServedKinds[] = {
+          "Pod", "ReplicationController", "Node", "Event", "Lease", "Binding", "Scale"};
+      if (std::find(std::begin(kServedKinds), std::end(kServedKinds), decoded->kind) ==
+          std::end(kServedKinds)) {
+        return Respond(NotFound(request.target.substr(0, request.target.find('?'))));
+      }
       return Respond(JsonResponse(
           415, {{"kind", "Status"},
                 {"apiVersion", "v1"},

@@ -720,6 +720,11 @@ TEST_F(HttpServerTest, ProtobufBodiesOfTheKindsKubectlSendsAreRead) {
   EXPECT_EQ(pod.status, 415) << pod.body;
   EXPECT_NE(pod.Json()["message"].get<std::string>().find("not Pod"), std::string::npos) << pod.body;
   EXPECT_EQ(client_->Do(http::verb::post, kPods, "k8s", type).status, 400);
+  // A kind served nowhere here (kubectl create deployment) to a path not served: 404, not 415.
+  Reply deployment = client_->Do(http::verb::post, "/apis/apps/v1/namespaces/default/deployments",
+                                 envelope("apps/v1", "Deployment", len(1, len(1, "d"))), type);
+  EXPECT_EQ(deployment.status, 404) << deployment.body;
+  EXPECT_EQ(deployment.Json()["reason"], "NotFound") << deployment.body;
   // DeleteOptions{dryRun: [All]} in protobuf on a DELETE: nothing deleted.
   const std::string dry = envelope("v1", "DeleteOptions", len(5, "All"));
   EXPECT_EQ(client_->Do(http::verb::delete_, kPods + "/p1", dry, type).status, 200);

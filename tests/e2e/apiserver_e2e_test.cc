@@ -396,6 +396,11 @@ TEST_F(ApiserverE2eTest, KubectlReportsErrorsFromTheServer) {
   CommandResult bad = K({"create", "-f", dir_ + "/bad.yaml"});
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.output.find("spec.replicas"), std::string::npos) << bad.output;
+  // A resource this server does not serve (a protobuf body of a kind it never reads): not found.
+  CommandResult deployment = K({"create", "deployment", "d", "--image=nginx"});
+  EXPECT_NE(deployment.code, 0);
+  EXPECT_NE(deployment.output.find("the server could not find the requested resource"), std::string::npos)
+      << deployment.output;
 }
 
 }  // namespace
