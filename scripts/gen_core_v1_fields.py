@@ -93,4 +93,5 @@ def main():
     print(")fields\"")
 
 
-main()
+if __name__ == "__main__":
+    main()

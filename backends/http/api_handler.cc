@@ -1317,7 +1317,13 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& request, const std::shared_ptr<
     return Respond(ServeLeases(leases_, req, seg, q->Has("dryRun")));
   }
   if (seg.size() == 2 && seg[0] == "api" && seg[1] == "v1") return fixed(CoreV1ResourcesJson());
-  if (seg.size() == 2 && seg[0] == "openapi" && seg[1] == "v3") return fixed(OpenApiV3RootJson());
+  if (seg.size() == 2 && seg[0] == "openapi" && seg[1] == "v3") {
+    return fixed(OpenApiV3RootJson(leases_ != nullptr));
+  }
+  if (seg.size() == 5 && seg[0] == "openapi" && seg[1] == "v3" && seg[2] == "apis" &&
+      seg[3] == "coordination.k8s.io" && seg[4] == "v1" && leases_ != nullptr) {
+    return fixed(OpenApiV3CoordinationV1Json());
+  }
   if (seg.size() == 4 && seg[0] == "openapi" && seg[1] == "v3" && seg[2] == "api" && seg[3] == "v1") {
     return fixed(OpenApiV3CoreV1Json());
   }

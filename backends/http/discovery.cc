@@ -1,6 +1,10 @@
 #include "backends/http/discovery.h"
 
+#include <set>
 #include <string>
+#include <vector>
+
+#include "backends/http/core_v1_schema.h"
 
 namespace rcsim {
 namespace {
@@ -8,7 +12,12 @@ namespace {
 using json = nlohmann::json;
 
 // The hash in serverRelativeURL lets clients cache the document; it changes when the document does.
-constexpr const char* kCoreV1OpenApiHash = "rcsim-core-v1-4";
+constexpr const char* kCoreV1OpenApiHash = "rcsim-core-v1-5";
+constexpr const char* kCoordinationV1OpenApiHash = "rcsim-coordination-v1-1";
+
+constexpr const char* kOpenApiText =
+#include "backends/http/core_v1_openapi.inc"
+    ;
 
 json Resource(const char* name, const char* kind, json verbs, json short_names = nullptr,
               const char* group = nullptr, const char* version = nullptr) {
@@ -31,47 +40,124 @@ json QueryParam(const char* name) {
   return {{"name", name}, {"in", "query"}, {"schema", {{"type", "string"}}}, {"uniqueItems", true}};
 }
 
-json Operation(const std::string& id, const json& gvk, const char* action, bool write) {
+json SchemaRef(const std::string& name) { return {{"$ref", "#/components/schemas/" + name}}; }
+
+// An operation as kube-apiserver describes it: its kind, query parameters, the request body of a write
+// (the patch types of a PATCH: kubectl computes a strategic merge patch from the schema only when the
+// operation accepts one) and the object it answers with.
+json Operation(const std::string& id, const json& gvk, const char* action, bool write,
+               const std::string& schema = "") {
   json params = json::array({QueryParam("pretty")});
   if (write) {
     params.push_back(QueryParam("dryRun"));
     params.push_back(QueryParam("fieldManager"));
     params.push_back(QueryParam("fieldValidation"));
   }
-  return {{"operationId", id},
-          {"x-kubernetes-action", action},
-          {"x-kubernetes-group-version-kind", gvk},
-          {"parameters", std::move(params)},
-          {"responses", {{"200", {{"description", "OK"}}}}}};
+  json op = {{"operationId", id},
+             {"x-kubernetes-action", action},
+             {"x-kubernetes-group-version-kind", gvk},
+             {"parameters", std::move(params)},
+             {"responses", {{"200", {{"description", "OK"}}}}}};
+  if (schema.empty()) return op;
+  const json body = {{"schema", SchemaRef(schema)}};
+  op["responses"]["200"]["content"] = {{"application/json", body}, {"application/yaml", body}};
+  const std::string verb = action;
+  if (verb == "patch") {
+    const json patch = {{"schema", SchemaRef("io.k8s.apimachinery.pkg.apis.meta.v1.Patch")}};
+    op["requestBody"] = {{"content",
+                          {{"application/apply-patch+yaml", patch},
+                           {"application/json-patch+json", patch},
+                           {"application/merge-patch+json", patch},
+                           {"application/strategic-merge-patch+json", patch}}},
+                         {"required", true}};
+  } else if (verb == "post" || verb == "put") {
+    op["requestBody"] = {{"content", {{"*/*", body}}}, {"required", true}};
+  }
+  return op;
 }
 
-// The object schemas: typed enough to name the kinds, open (x-preserve-unknown-fields) below.
-json ObjectSchema(const char* kind, const char* group, const char* version) {
-  return {{"type", "object"},
-          {"x-kubernetes-group-version-kind", json::array({Gvk(group, version, kind)})},
-          {"properties",
-           {{"apiVersion", {{"type", "string"}}},
-            {"kind", {{"type", "string"}}},
-            {"metadata", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}},
-            {"spec", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}},
-            {"status", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}};
+// The generated schemas (scripts/gen_core_v1_openapi.py) with the strategic merge patch metadata of
+// their lists, from the table the API server's own patch code uses.
+const json& AllSchemas() {
+  static const json schemas = [] {
+    json doc = json::parse(kOpenApiText);
+    json all = std::move(doc["schemas"]);
+    for (const auto& [py, name] : doc["names"].items()) {
+      json& props = all[name.get<std::string>()]["properties"];
+      for (auto& [field, prop] : props.items()) {
+        const SchemaField* f = FindSchemaField(py, field);
+        if (f == nullptr || f->kind != SchemaField::Kind::kList || !f->merge) continue;
+        prop["x-kubernetes-patch-strategy"] = "merge";
+        if (f->merge_key.empty()) {
+          prop["x-kubernetes-list-type"] = "set";
+        } else {
+          prop["x-kubernetes-patch-merge-key"] = f->merge_key;
+          prop["x-kubernetes-list-type"] = "map";
+          prop["x-kubernetes-list-map-keys"] = json::array({f->merge_key});
+        }
+      }
+    }
+    all["io.k8s.apimachinery.pkg.apis.meta.v1.Patch"] = {
+        {"type", "object"},
+        {"description",
+         "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body."}};
+    return all;
+  }();
+  return schemas;
+}
+
+// The schemas `roots` reference, directly or through others: a document carries what it names.
+json SchemasFrom(const std::vector<std::string>& roots) {
+  const json& all = AllSchemas();
+  json out = json::object();
+  std::vector<std::string> todo = roots;
+  std::set<std::string> seen;
+  const std::string prefix = "#/components/schemas/";
+  while (!todo.empty()) {
+    const std::string name = std::move(todo.back());
+    todo.pop_back();
+    if (!seen.insert(name).second || !all.contains(name)) continue;
+    const json& schema = all[name];
+    out[name] = schema;
+    std::vector<const json*> walk = {&schema};
+    while (!walk.empty()) {
+      const json* j = walk.back();
+      walk.pop_back();
+      if (j->is_object()) {
+        auto r = j->find("$ref");
+        if (r != j->end() && r->is_string()) todo.push_back(r->get<std::string>().substr(prefix.size()));
+        for (const json& v : *j) walk.push_back(&v);
+      } else if (j->is_array()) {
+        for (const json& v : *j) walk.push_back(&v);
+      }
+    }
+  }
+  return out;
 }
 
 void AddItemPaths(json& paths, const std::string& resource, const char* kind, const char* group,
                   const char* version) {
   const json gvk = Gvk(group, version, kind);
+  const std::string schema = std::string("io.k8s.api.core.v1.") + kind;
+  const std::string k = kind;
   const std::string ns_path = "/api/v1/namespaces/{namespace}/" + resource;
   const std::string item = ns_path + "/{name}";
-  paths[ns_path] = {{"get", Operation("list" + std::string(kind), gvk, "list", false)},
-                    {"post", Operation("create" + std::string(kind), gvk, "post", true)}};
-  paths[item] = {{"get", Operation("read" + std::string(kind), gvk, "get", false)},
-                 {"put", Operation("replace" + std::string(kind), gvk, "put", true)},
-                 {"patch", Operation("patch" + std::string(kind), gvk, "patch", true)},
-                 {"delete", Operation("delete" + std::string(kind), gvk, "delete", false)}};
-  paths[item + "/status"] = {
-      {"get", Operation("read" + std::string(kind) + "Status", gvk, "get", false)},
-      {"put", Operation("replace" + std::string(kind) + "Status", gvk, "put", true)},
-      {"patch", Operation("patch" + std::string(kind) + "Status", gvk, "patch", true)}};
+  paths[ns_path] = {{"get", Operation("list" + k, gvk, "list", false)},
+                    {"post", Operation("create" + k, gvk, "post", true, schema)}};
+  paths[item] = {{"get", Operation("read" + k, gvk, "get", false, schema)},
+                 {"put", Operation("replace" + k, gvk, "put", true, schema)},
+                 {"patch", Operation("patch" + k, gvk, "patch", true, schema)},
+                 {"delete", Operation("delete" + k, gvk, "delete", false)}};
+  paths[item + "/status"] = {{"get", Operation("read" + k + "Status", gvk, "get", false, schema)},
+                             {"put", Operation("replace" + k + "Status", gvk, "put", true, schema)},
+                             {"patch", Operation("patch" + k + "Status", gvk, "patch", true, schema)}};
+}
+
+json Document(json paths, json schemas) {
+  return {{"openapi", "3.0.0"},
+          {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0-rcsim"}}},
+          {"paths", std::move(paths)},
+          {"components", {{"schemas", std::move(schemas)}}}};
 }
 
 }  // namespace
@@ -133,53 +219,96 @@ json CoreV1ResourcesJson() {
   return {{"kind", "APIResourceList"}, {"groupVersion", "v1"}, {"resources", std::move(resources)}};
 }
 
-json OpenApiV3RootJson() {
-  return {
-      {"paths",
-       {{"api/v1", {{"serverRelativeURL", std::string("/openapi/v3/api/v1?hash=") + kCoreV1OpenApiHash}}}}}};
+json OpenApiV3RootJson(bool leases) {
+  json paths = {
+      {"api/v1", {{"serverRelativeURL", std::string("/openapi/v3/api/v1?hash=") + kCoreV1OpenApiHash}}}};
+  if (leases) {
+    paths["apis/coordination.k8s.io/v1"] = {
+        {"serverRelativeURL",
+         std::string("/openapi/v3/apis/coordination.k8s.io/v1?hash=") + kCoordinationV1OpenApiHash}};
+  }
+  return {{"paths", std::move(paths)}};
 }
 
-json OpenApiV3CoreV1Json() {
-  json paths = json::object();
-  AddItemPaths(paths, "pods", "Pod", "", "v1");
-  AddItemPaths(paths, "replicationcontrollers", "ReplicationController", "", "v1");
-  const json scale_gvk = Gvk("autoscaling", "v1", "Scale");
-  paths["/api/v1/namespaces/{namespace}/replicationcontrollers/{name}/scale"] = {
-      {"get", Operation("readReplicationControllerScale", scale_gvk, "get", false)},
-      {"put", Operation("replaceReplicationControllerScale", scale_gvk, "put", true)},
-      {"patch", Operation("patchReplicationControllerScale", scale_gvk, "patch", true)}};
-  const json ns_gvk = Gvk("", "v1", "Namespace");
-  paths["/api/v1/namespaces"] = {{"get", Operation("listNamespace", ns_gvk, "list", false)},
-                                 {"post", Operation("createNamespace", ns_gvk, "post", true)}};
-  // kubectl looks for fieldValidation on the PATCH operation to know the server validates fields.
-  paths["/api/v1/namespaces/{name}"] = {{"get", Operation("readNamespace", ns_gvk, "get", false)},
-                                        {"patch", Operation("patchNamespace", ns_gvk, "patch", true)},
-                                        {"delete", Operation("deleteNamespace", ns_gvk, "delete", false)}};
-  const json node_gvk = Gvk("", "v1", "Node");
-  paths["/api/v1/nodes"] = {{"get", Operation("listNode", node_gvk, "list", false)},
-                            {"post", Operation("createNode", node_gvk, "post", true)}};
-  paths["/api/v1/nodes/{name}"] = {{"get", Operation("readNode", node_gvk, "get", false)},
-                                   {"put", Operation("replaceNode", node_gvk, "put", true)},
-                                   {"patch", Operation("patchNode", node_gvk, "patch", true)},
-                                   {"delete", Operation("deleteNode", node_gvk, "delete", false)}};
-  paths["/api/v1/nodes/{name}/status"] = {{"get", Operation("readNodeStatus", node_gvk, "get", false)},
-                                          {"put", Operation("replaceNodeStatus", node_gvk, "put", true)},
-                                          {"patch", Operation("patchNodeStatus", node_gvk, "patch", true)}};
-  paths["/api/v1/pods"] = {
-      {"get", Operation("listPodForAllNamespaces", Gvk("", "v1", "Pod"), "list", false)}};
-  paths["/api/v1/replicationcontrollers"] = {
-      {"get", Operation("listReplicationControllerForAllNamespaces", Gvk("", "v1", "ReplicationController"),
-                        "list", false)}};
-  return {{"openapi", "3.0.0"},
-          {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0-rcsim"}}},
-          {"paths", std::move(paths)},
-          {"components",
-           {{"schemas",
-             {{"io.k8s.api.core.v1.Pod", ObjectSchema("Pod", "", "v1")},
-              {"io.k8s.api.core.v1.ReplicationController", ObjectSchema("ReplicationController", "", "v1")},
-              {"io.k8s.api.core.v1.Namespace", ObjectSchema("Namespace", "", "v1")},
-              {"io.k8s.api.core.v1.Node", ObjectSchema("Node", "", "v1")},
-              {"io.k8s.api.autoscaling.v1.Scale", ObjectSchema("Scale", "autoscaling", "v1")}}}}}};
+const json& OpenApiV3CoreV1Json() {
+  static const json doc = [] {
+    json paths = json::object();
+    AddItemPaths(paths, "pods", "Pod", "", "v1");
+    AddItemPaths(paths, "replicationcontrollers", "ReplicationController", "", "v1");
+    const json scale_gvk = Gvk("autoscaling", "v1", "Scale");
+    const std::string scale = "io.k8s.api.autoscaling.v1.Scale";
+    paths["/api/v1/namespaces/{namespace}/replicationcontrollers/{name}/scale"] = {
+        {"get", Operation("readReplicationControllerScale", scale_gvk, "get", false, scale)},
+        {"put", Operation("replaceReplicationControllerScale", scale_gvk, "put", true, scale)},
+        {"patch", Operation("patchReplicationControllerScale", scale_gvk, "patch", true, scale)}};
+    const json binding_gvk = Gvk("", "v1", "Binding");
+    paths["/api/v1/namespaces/{namespace}/pods/{name}/binding"] = {
+        {"post", Operation("createPodBinding", binding_gvk, "post", true, "io.k8s.api.core.v1.Binding")}};
+    const json eviction_gvk = Gvk("policy", "v1", "Eviction");
+    paths["/api/v1/namespaces/{namespace}/pods/{name}/eviction"] = {
+        {"post",
+         Operation("createPodEviction", eviction_gvk, "post", true, "io.k8s.api.policy.v1.Eviction")}};
+    const json event_gvk = Gvk("", "v1", "Event");
+    const std::string event = "io.k8s.api.core.v1.Event";
+    paths["/api/v1/namespaces/{namespace}/events"] = {
+        {"get", Operation("listEvent", event_gvk, "list", false)},
+        {"post", Operation("createEvent", event_gvk, "post", true, event)}};
+    paths["/api/v1/namespaces/{namespace}/events/{name}"] = {
+        {"get", Operation("readEvent", event_gvk, "get", false, event)},
+        {"put", Operation("replaceEvent", event_gvk, "put", true, event)},
+        {"delete", Operation("deleteEvent", event_gvk, "delete", false)}};
+    const json ns_gvk = Gvk("", "v1", "Namespace");
+    const std::string ns = "io.k8s.api.core.v1.Namespace";
+    paths["/api/v1/namespaces"] = {{"get", Operation("listNamespace", ns_gvk, "list", false)},
+                                   {"post", Operation("createNamespace", ns_gvk, "post", true, ns)}};
+    // kubectl looks for fieldValidation on the PATCH operation to know the server validates fields.
+    paths["/api/v1/namespaces/{name}"] = {{"get", Operation("readNamespace", ns_gvk, "get", false, ns)},
+                                          {"put", Operation("replaceNamespace", ns_gvk, "put", true, ns)},
+                                          {"patch", Operation("patchNamespace", ns_gvk, "patch", true, ns)},
+                                          {"delete", Operation("deleteNamespace", ns_gvk, "delete", false)}};
+    const json node_gvk = Gvk("", "v1", "Node");
+    const std::string node = "io.k8s.api.core.v1.Node";
+    paths["/api/v1/nodes"] = {{"get", Operation("listNode", node_gvk, "list", false)},
+                              {"post", Operation("createNode", node_gvk, "post", true, node)}};
+    paths["/api/v1/nodes/{name}"] = {{"get", Operation("readNode", node_gvk, "get", false, node)},
+                                     {"put", Operation("replaceNode", node_gvk, "put", true, node)},
+                                     {"patch", Operation("patchNode", node_gvk, "patch", true, node)},
+                                     {"delete", Operation("deleteNode", node_gvk, "delete", false)}};
+    paths["/api/v1/nodes/{name}/status"] = {
+        {"get", Operation("readNodeStatus", node_gvk, "get", false, node)},
+        {"put", Operation("replaceNodeStatus", node_gvk, "put", true, node)},
+        {"patch", Operation("patchNodeStatus", node_gvk, "patch", true, node)}};
+    paths["/api/v1/pods"] = {
+        {"get", Operation("listPodForAllNamespaces", Gvk("", "v1", "Pod"), "list", false)}};
+    paths["/api/v1/replicationcontrollers"] = {
+        {"get", Operation("listReplicationControllerForAllNamespaces", Gvk("", "v1", "ReplicationController"),
+                          "list", false)}};
+    return Document(
+        std::move(paths),
+        SchemasFrom({"io.k8s.api.core.v1.Pod", "io.k8s.api.core.v1.ReplicationController", ns, node, event,
+                     "io.k8s.api.core.v1.Binding", scale, "io.k8s.api.policy.v1.Eviction",
+                     "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+                     "io.k8s.apimachinery.pkg.apis.meta.v1.Patch"}));
+  }();
+  return doc;
+}
+
+const json& OpenApiV3CoordinationV1Json() {
+  static const json doc = [] {
+    const json gvk = Gvk("coordination.k8s.io", "v1", "Lease");
+    const std::string lease = "io.k8s.api.coordination.v1.Lease";
+    const std::string base = "/apis/coordination.k8s.io/v1";
+    json paths = {{base + "/leases", {{"get", Operation("listLeaseForAllNamespaces", gvk, "list", false)}}},
+                  {base + "/namespaces/{namespace}/leases",
+                   {{"get", Operation("listNamespacedLease", gvk, "list", false)},
+                    {"post", Operation("createNamespacedLease", gvk, "post", true, lease)}}},
+                  {base + "/namespaces/{namespace}/leases/{name}",
+                   {{"get", Operation("readNamespacedLease", gvk, "get", false, lease)},
+                    {"put", Operation("replaceNamespacedLease", gvk, "put", true, lease)},
+                    {"delete", Operation("deleteNamespacedLease", gvk, "delete", false)}}}};
+    return Document(std::move(paths), SchemasFrom({lease}));
+  }();
+  return doc;
 }
 
 }  // namespace rcsim

@@ -238,6 +238,37 @@ TEST_F(HttpServerTest, Discovery) {
   bool has_field_validation = false;
   for (const json& p : patch["parameters"]) has_field_validation |= p["name"] == "fieldValidation";
   EXPECT_TRUE(has_field_validation);
+  // kubectl apply builds its strategic merge patch from the schema when the PATCH takes one.
+  EXPECT_TRUE(patch["requestBody"]["content"].contains("application/strategic-merge-patch+json"));
+  const json& schemas = doc["components"]["schemas"];
+  const json& containers = schemas["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"];
+  EXPECT_EQ(containers["type"], "array");
+  EXPECT_EQ(containers["items"]["allOf"][0]["$ref"], "#/components/schemas/io.k8s.api.core.v1.Container");
+  EXPECT_EQ(containers["x-kubernetes-patch-strategy"], "merge");
+  EXPECT_EQ(containers["x-kubernetes-patch-merge-key"], "name");
+  EXPECT_EQ(schemas["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"]["properties"]["finalizers"]
+                   ["x-kubernetes-list-type"],
+            "set");
+  EXPECT_FALSE(schemas["io.k8s.api.core.v1.Container"]["properties"]["image"]["description"].empty());
+  EXPECT_EQ(schemas["io.k8s.api.core.v1.PodSpec"]["required"], json::array({"containers"}));
+  // Every reference resolves inside the document (kubectl explain follows them).
+  std::vector<const json*> walk = {&doc};
+  size_t refs = 0;
+  while (!walk.empty()) {
+    const json* j = walk.back();
+    walk.pop_back();
+    if (j->is_object() && j->contains("$ref")) {
+      const std::string ref = (*j)["$ref"];
+      ++refs;
+      EXPECT_TRUE(schemas.contains(ref.substr(std::string("#/components/schemas/").size()))) << ref;
+    }
+    if (j->is_structured()) {
+      for (const json& v : *j) walk.push_back(&v);
+    }
+  }
+  EXPECT_GT(refs, 100u);
+  // No leases without etcd leases: no coordination document.
+  EXPECT_FALSE(root["paths"].contains("apis/coordination.k8s.io/v1"));
   EXPECT_EQ(client_->Get("/healthz").body, "ok");
 }
 

@@ -653,6 +653,15 @@ TEST_F(ApiserverE2eTest, KubectlCreateNamespaceDrainAndServerDryRuns) {
   ASSERT_EQ(still.code, 0) << "a dry-run delete removed the pod: " << still.output;
   EXPECT_EQ(still.output, "") << "a dry-run delete marked the pod deleting";
 
+  // kubectl explain renders the served schemas, down to a nested field, leases included.
+  CommandResult explain = K({"explain", "rc.spec.template.spec.containers"});
+  ASSERT_EQ(explain.code, 0) << explain.output;
+  EXPECT_NE(explain.output.find("FIELD: containers <[]Container>"), std::string::npos) << explain.output;
+  EXPECT_NE(explain.output.find("image\t<string>"), std::string::npos) << explain.output;
+  EXPECT_NE(explain.output.find("-required-"), std::string::npos) << explain.output;
+  CommandResult explain_lease = K({"explain", "leases.spec.holderIdentity"});
+  ASSERT_EQ(explain_lease.code, 0) << explain_lease.output;
+  EXPECT_NE(explain_lease.output.find("coordination.k8s.io"), std::string::npos) << explain_lease.output;
   // Every group the server lists answers with resources: an empty policy/v1 list failed this.
   CommandResult resources = K({"api-resources", "-o", "name"});
   ASSERT_EQ(resources.code, 0) << resources.output;
