@@ -87,7 +87,9 @@ const json& AllSchemas() {
       for (auto& [field, prop] : props.items()) {
         const SchemaField* f = FindSchemaField(py, field);
         if (f == nullptr || f->kind != SchemaField::Kind::kList || !f->merge) continue;
-        prop["x-kubernetes-patch-strategy"] = "merge";
+        // types.go: PodSpec.volumes is "merge,retainKeys" (a patch may say which volume source stays).
+        prop["x-kubernetes-patch-strategy"] =
+            py == "V1PodSpec" && field == "volumes" ? "merge,retainKeys" : "merge";
         if (f->merge_key.empty()) {
           prop["x-kubernetes-list-type"] = "set";
         } else {
