@@ -1167,7 +1167,8 @@ Result<Scale> Registry::GetScale(const std::string& ns, const std::string& name)
   return ScaleOf(**rc);
 }
 
-Result<Scale> Registry::UpdateScale(const std::string& ns, const std::string& name, const Scale& scale) {
+Result<Scale> Registry::UpdateScale(const std::string& ns, const std::string& name, const Scale& scale,
+                                    bool dry_run) {
   if (scale.spec_replicas < 0) {
     FieldErrors errs;
     errs.Invalid("spec.replicas", std::to_string(scale.spec_replicas), "must be greater than or equal to 0");
@@ -1180,7 +1181,8 @@ Result<Scale> Registry::UpdateScale(const std::string& ns, const std::string& na
         auto next = std::make_shared<ReplicationController>(stored);
         next->spec.replicas = replicas;
         return next;
-      });
+      },
+      dry_run);
   if (!rc.ok()) return rc.status();
   return ScaleOf(**rc);
 }

@@ -244,8 +244,9 @@ class Registry {
   // The /scale subresource of a controller. status_selector is FormatSelectorMap(spec.selector).
   Result<Scale> GetScale(const std::string& ns, const std::string& name);
   // Sets spec.replicas (bumping generation if it changed); scale.metadata.resourceVersion, when set,
-  // must be current (kConflict otherwise).
-  Result<Scale> UpdateScale(const std::string& ns, const std::string& name, const Scale& scale);
+  // must be current (kConflict otherwise). dry_run: checked and answered as a real one, not stored.
+  Result<Scale> UpdateScale(const std::string& ns, const std::string& name, const Scale& scale,
+                            bool dry_run = false);
 
  private:
   RegistryContext ctx_;

@@ -734,9 +734,9 @@ HttpResponse NotFound(const std::string& path) {
 }
 
 // dryRun=All on a write is honoured by the handlers that pass its method in `honoured` (pods',
-// controllers' and nodes' create, update, patch, apply and delete, their status updates, namespace
-// create, update, patch and delete, evictions); elsewhere it is refused rather than ignored (a write that the
-// client meant as a rehearsal must not happen).
+// controllers' and nodes' create, update, patch, apply and delete, their status updates, a controller's
+// scale, namespace create, update, patch and delete, evictions); elsewhere it is refused rather than ignored
+// (a write that the client meant as a rehearsal must not happen).
 Status CheckDryRun(const HttpRequest& req, const Query& q, std::initializer_list<std::string_view> honoured) {
   if (!q.Has("dryRun")) return Status::Ok();
   if (q.Get("dryRun") != "All") {
@@ -814,7 +814,8 @@ Result<Scale> DecodeScale(const json& j) {
 
 HttpResponse ServeScale(Registry* registry, const HttpRequest& req, const std::string& ns,
                         const std::string& name, const Query& q) {
-  if (Status s = CheckDryRun(req, q, {}); !s.ok()) return ErrorResponse(s);
+  if (Status s = CheckDryRun(req, q, {"PUT", "PATCH"}); !s.ok()) return ErrorResponse(s);
+  const bool dry_run = q.Has("dryRun");
   if (req.method == "GET") return ScaleResponse(registry->GetScale(ns, name));
   if (req.method == "PUT") {
     if (!IsJsonContentType(req.content_type)) return UnsupportedMediaTypeResponse(req.content_type);
@@ -823,7 +824,7 @@ HttpResponse ServeScale(Registry* registry, const HttpRequest& req, const std::s
     Result<Scale> scale = DecodeScale(*j);
     if (!scale.ok()) return ErrorResponse(scale.status());
     if (Status s = ReconcileMeta(&scale->metadata, ns, &name); !s.ok()) return ErrorResponse(s);
-    return ScaleResponse(registry->UpdateScale(ns, name, *scale));
+    return ScaleResponse(registry->UpdateScale(ns, name, *scale, dry_run));
   }
   if (req.method == "PATCH") {
     PatchType type;
@@ -837,7 +838,7 @@ HttpResponse ServeScale(Registry* registry, const HttpRequest& req, const std::s
       if (!scale.ok()) return ErrorResponse(scale.status());
       if (Status s = ReconcileMeta(&scale->metadata, ns, &name); !s.ok()) return ErrorResponse(s);
       const bool pinned = scale->metadata.resource_version != cur->metadata.resource_version;
-      Result<Scale> r = registry->UpdateScale(ns, name, *scale);
+      Result<Scale> r = registry->UpdateScale(ns, name, *scale, dry_run);
       if (r.ok() || r.status().code() != Code::kConflict || pinned || attempt + 1 >= kPatchConflictRetries) {
         return ScaleResponse(r);
       }

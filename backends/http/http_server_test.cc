@@ -600,14 +600,23 @@ TEST_F(HttpServerTest, DryRunUpdatesPatchesAndAppliesStoreNothing) {
                                 "application/merge-patch+json");
   ASSERT_EQ(status.status, 200) << status.body;
   EXPECT_EQ(status.Json()["status"]["replicas"], 3);
-  EXPECT_EQ(
-      client_
-          ->Put(kRcs + "/web/scale?dryRun=All", {{"apiVersion", "autoscaling/v1"},
-                                                 {"kind", "Scale"},
-                                                 {"metadata", {{"name", "web"}, {"namespace", "default"}}},
-                                                 {"spec", {{"replicas", 5}}}})
-          .status,
-      400);  // not implemented for scale: refused, not ignored
+  // Scale (kubectl scale --dry-run=server): answered with the new replicas, validated, not stored.
+  const json scale = {{"apiVersion", "autoscaling/v1"},
+                      {"kind", "Scale"},
+                      {"metadata", {{"name", "web"}, {"namespace", "default"}}},
+                      {"spec", {{"replicas", 5}}}};
+  Reply put_scale = client_->Put(kRcs + "/web/scale?dryRun=All", scale);
+  ASSERT_EQ(put_scale.status, 200) << put_scale.body;
+  EXPECT_EQ(put_scale.Json()["spec"]["replicas"], 5);
+  Reply patch_scale = client_->Patch(kRcs + "/web/scale?dryRun=All", R"({"spec":{"replicas":7}})",
+                                     "application/merge-patch+json");
+  ASSERT_EQ(patch_scale.status, 200) << patch_scale.body;
+  EXPECT_EQ(patch_scale.Json()["spec"]["replicas"], 7);
+  EXPECT_EQ(client_
+                ->Patch(kRcs + "/web/scale?dryRun=All", R"({"spec":{"replicas":-1}})",
+                        "application/merge-patch+json")
+                .status,
+            422);
   EXPECT_EQ(Snapshot(), before);
   const json after = client_->Get(kRcs + "/web").Json();  // also through the registry's result cache
   EXPECT_EQ(after["spec"]["replicas"], 2);

@@ -338,6 +338,10 @@ TEST_F(ApiserverE2eTest, KubectlAndPythonClient) {
   EXPECT_EQ(pods["items"][0]["metadata"]["name"], "web-1");
   EXPECT_EQ(pods["items"][1]["metadata"]["name"], "web-2");
 
+  CommandResult dry_scale = K({"scale", "rc", "web", "--replicas=9", "--dry-run=server"});
+  ASSERT_EQ(dry_scale.code, 0) << dry_scale.output;
+  EXPECT_NE(dry_scale.output.find("(server dry run)"), std::string::npos) << dry_scale.output;
+  EXPECT_NE(K({"get", "rc", "web", "-o", "jsonpath={.spec.replicas}"}).output, "9");
   CommandResult scale = K({"scale", "rc", "web", "--replicas=5"});
   ASSERT_EQ(scale.code, 0) << scale.output;
   EXPECT_NE(scale.output.find("replicationcontroller/web scaled"), std::string::npos) << scale.output;
