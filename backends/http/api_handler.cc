@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/http/access_review.h"
 #include "backends/http/discovery.h"
 #include "backends/http/field_validation.h"
 #include "backends/http/k8s_protobuf.h"
@@ -847,6 +848,35 @@ HttpResponse ServeScale(Registry* registry, const HttpRequest& req, const std::s
   return MethodNotAllowed(req.method);
 }
 
+// /apis/authorization.k8s.io and /apis/authentication.k8s.io: their discovery, and the access and rules
+// reviews of `kubectl auth can-i` (authentication's selfsubjectreviews is answered by the HTTP server,
+// which knows the user).
+HttpResponse ServeSelfReviews(const HttpRequest& req, const std::vector<std::string>& seg,
+                              const std::string& path) {
+  const bool authorization = seg[1] == "authorization.k8s.io";
+  const bool get = req.method == "GET" || req.method == "HEAD";
+  if (seg.size() == 2) {
+    if (!get) return MethodNotAllowed(req.method);
+    json group = authorization ? AuthorizationGroupJson() : AuthenticationGroupJson();
+    group["kind"] = "APIGroup";
+    group["apiVersion"] = "v1";
+    return JsonResponse(200, group);
+  }
+  if (seg[2] != "v1" || seg.size() > 4) return NotFound(path);
+  if (seg.size() == 3) {
+    if (!get) return MethodNotAllowed(req.method);
+    return JsonResponse(200,
+                        authorization ? AuthorizationV1ResourcesJson() : AuthenticationV1ResourcesJson());
+  }
+  if (!authorization || (seg[3] != kAccessReviews && seg[3] != kRulesReviews)) return NotFound(path);
+  if (req.method != "POST") return MethodNotAllowed(req.method);
+  if (!IsJsonContentType(req.content_type)) return UnsupportedMediaTypeResponse(req.content_type);
+  Result<json> body = ParseBody(req.body);
+  if (!body.ok()) return ErrorResponse(body.status());
+  Result<json> answer = AnswerSelfReview(seg[3], std::move(body).value());
+  return answer.ok() ? JsonResponse(201, *answer) : ErrorResponse(answer.status());
+}
+
 json NamespaceTable(const json& items, const TableOptions& o) {
   json t = {{"kind", "Table"},
             {"apiVersion", "meta.k8s.io/v1"},
@@ -1260,7 +1290,7 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& request, const std::shared_ptr<
       // A kind this server serves nowhere (kubectl create deployment, auth can-i, autoscale) goes to a
       // path that does not exist here: 404, as kube-apiserver answers for a group it does not serve.
       static constexpr std::string_view kServedKinds[] = {
-          "Pod", "ReplicationController", "Node", "Event", "Lease", "Binding", "Scale"};
+          "Pod", "ReplicationController", "Node", "Event", "Lease", "Binding", "Scale", "SelfSubjectReview"};
       if (std::find(std::begin(kServedKinds), std::end(kServedKinds), decoded->kind) ==
           std::end(kServedKinds)) {
         return Respond(NotFound(request.target.substr(0, request.target.find('?'))));
@@ -1327,6 +1357,10 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& request, const std::shared_ptr<
   }
   if (seg.size() == 4 && seg[0] == "openapi" && seg[1] == "v3" && seg[2] == "api" && seg[3] == "v1") {
     return fixed(OpenApiV3CoreV1Json());
+  }
+  if (seg.size() >= 2 && seg[0] == "apis" &&
+      (seg[1] == "authorization.k8s.io" || seg[1] == "authentication.k8s.io")) {
+    return Respond(ServeSelfReviews(req, seg, path));
   }
   if (seg.size() < 3 || seg[0] != "api" || seg[1] != "v1") return Respond(NotFound(path));
   if (seg[2] == "namespaces" && seg.size() <= 4) {

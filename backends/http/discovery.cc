@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/http/access_review.h"
 #include "backends/http/core_v1_schema.h"
 
 namespace rcsim {
@@ -184,7 +185,9 @@ json ApiVersionsJson() {
 }
 
 json ApiGroupListJson() {
-  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", json::array()}};
+  return {{"kind", "APIGroupList"},
+          {"apiVersion", "v1"},
+          {"groups", json::array({AuthenticationGroupJson(), AuthorizationGroupJson()})}};
 }
 
 json CoreV1ResourcesJson() {

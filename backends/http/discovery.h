@@ -20,7 +20,8 @@ namespace rcsim {
 nlohmann::json VersionJson();
 // GET /api: APIVersions {versions: ["v1"]}.
 nlohmann::json ApiVersionsJson();
-// GET /apis: an empty APIGroupList (the server adds coordination.k8s.io when it serves leases). No
+// GET /apis: an APIGroupList of authentication.k8s.io and authorization.k8s.io (the self reviews; the
+// server adds coordination.k8s.io when it serves leases). No
 // `policy` group: it would list PodDisruptionBudgets, which are not served, and an empty resource list
 // makes `kubectl api-resources` fail. pods/eviction (a policy/v1 Eviction) is found through the core
 // list, where it names its group and version, as kubectl drain looks for it.

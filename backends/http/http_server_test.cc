@@ -217,8 +217,12 @@ TEST_F(HttpServerTest, Discovery) {
   EXPECT_EQ(client_->Get("/api").Json()["versions"], json::array({"v1"}));
   Reply apis = client_->Get("/apis");
   EXPECT_EQ(apis.Json()["kind"], "APIGroupList");
-  // No group: leases need etcd leases; no policy group (it would list PodDisruptionBudgets).
-  EXPECT_EQ(apis.Json()["groups"], json::array());
+  // The self reviews' groups; no leases without etcd leases; no policy group (it would list
+  // PodDisruptionBudgets).
+  ASSERT_EQ(apis.Json()["groups"].size(), 2u);
+  EXPECT_EQ(apis.Json()["groups"][0]["name"], "authentication.k8s.io");
+  EXPECT_EQ(apis.Json()["groups"][1]["name"], "authorization.k8s.io");
+  EXPECT_EQ(client_->Get("/apis/authorization.k8s.io/v1").Json()["resources"].size(), 2u);
   EXPECT_EQ(client_->Get("/apis/policy/v1").status, 404);
   json v1 = client_->Get("/api/v1").Json();
   EXPECT_EQ(v1["kind"], "APIResourceList");
@@ -760,6 +764,18 @@ TEST_F(HttpServerTest, ProtobufBodiesOfTheKindsKubectlSendsAreRead) {
   EXPECT_EQ(pod.status, 415) << pod.body;
   EXPECT_NE(pod.Json()["message"].get<std::string>().find("not Pod"), std::string::npos) << pod.body;
   EXPECT_EQ(client_->Do(http::verb::post, kPods, "k8s", type).status, 400);
+  // kubectl auth can-i: a SelfSubjectAccessReview {spec: {nonResourceAttributes: {path, verb}}}.
+  Reply can_i = client_->Do(http::verb::post, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                            envelope("authorization.k8s.io/v1", "SelfSubjectAccessReview",
+                                     len(2, len(2, len(1, "/logs") + len(2, "get")))),
+                            type);
+  ASSERT_EQ(can_i.status, 201) << can_i.body;
+  EXPECT_EQ(can_i.Json()["status"]["allowed"], true) << can_i.body;
+  EXPECT_EQ(can_i.Json()["spec"]["nonResourceAttributes"]["path"], "/logs") << can_i.body;
+  EXPECT_EQ(
+      client_->Post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", json{{"spec", json::object()}})
+          .status,
+      422);
   // A kind served nowhere here (kubectl create deployment) to a path not served: 404, not 415.
   Reply deployment = client_->Do(http::verb::post, "/apis/apps/v1/namespaces/default/deployments",
                                  envelope("apps/v1", "Deployment", len(1, len(1, "d"))), type);

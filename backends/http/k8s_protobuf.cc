@@ -107,6 +107,47 @@ constexpr std::array kEvictionFields{
 };
 constexpr Message kEviction{"Eviction", kEvictionFields};
 
+// authorization.k8s.io/v1 self reviews (kubectl auth can-i).
+constexpr std::array kResourceAttributesFields{
+    Field{1, "namespace", Type::kString}, Field{2, "verb", Type::kString},
+    Field{3, "group", Type::kString},     Field{4, "version", Type::kString},
+    Field{5, "resource", Type::kString},  Field{6, "subresource", Type::kString},
+    Field{7, "name", Type::kString},
+};
+constexpr Message kResourceAttributes{"ResourceAttributes", kResourceAttributesFields};
+constexpr std::array kNonResourceAttributesFields{Field{1, "path", Type::kString},
+                                                  Field{2, "verb", Type::kString}};
+constexpr Message kNonResourceAttributes{"NonResourceAttributes", kNonResourceAttributesFields};
+constexpr std::array kSelfSubjectAccessReviewSpecFields{
+    Field{1, "resourceAttributes", Type::kMessage, false, true, &kResourceAttributes},
+    Field{2, "nonResourceAttributes", Type::kMessage, false, true, &kNonResourceAttributes},
+};
+constexpr Message kSelfSubjectAccessReviewSpec{"SelfSubjectAccessReviewSpec",
+                                               kSelfSubjectAccessReviewSpecFields};
+constexpr std::array kSubjectAccessReviewStatusFields{
+    Field{1, "allowed", Type::kBool, false, true}, Field{2, "reason", Type::kString},
+    Field{3, "evaluationError", Type::kString}, Field{4, "denied", Type::kBool}};
+constexpr Message kSubjectAccessReviewStatus{"SubjectAccessReviewStatus", kSubjectAccessReviewStatusFields};
+constexpr std::array kSelfSubjectAccessReviewFields{
+    Field{1, "metadata", Type::kMessage, false, false, &kObjectMeta},
+    Field{2, "spec", Type::kMessage, false, true, &kSelfSubjectAccessReviewSpec},
+    Field{3, "status", Type::kMessage, false, false, &kSubjectAccessReviewStatus},
+};
+constexpr Message kSelfSubjectAccessReview{"SelfSubjectAccessReview", kSelfSubjectAccessReviewFields};
+constexpr std::array kSelfSubjectRulesReviewSpecFields{Field{1, "namespace", Type::kString}};
+constexpr Message kSelfSubjectRulesReviewSpec{"SelfSubjectRulesReviewSpec",
+                                              kSelfSubjectRulesReviewSpecFields};
+// A request's status is empty (kubectl sends incomplete: false and no rules); the server fills it in.
+constexpr std::array kSubjectRulesReviewStatusFields{Field{3, "incomplete", Type::kBool},
+                                                     Field{4, "evaluationError", Type::kString}};
+constexpr Message kSubjectRulesReviewStatus{"SubjectRulesReviewStatus", kSubjectRulesReviewStatusFields};
+constexpr std::array kSelfSubjectRulesReviewFields{
+    Field{1, "metadata", Type::kMessage, false, false, &kObjectMeta},
+    Field{2, "spec", Type::kMessage, false, true, &kSelfSubjectRulesReviewSpec},
+    Field{3, "status", Type::kMessage, false, false, &kSubjectRulesReviewStatus},
+};
+constexpr Message kSelfSubjectRulesReview{"SelfSubjectRulesReview", kSelfSubjectRulesReviewFields};
+
 // runtime.Unknown and runtime.TypeMeta, the envelope.
 constexpr std::array kTypeMetaFields{
     Field{1, "apiVersion", Type::kString},
@@ -242,6 +283,10 @@ const Message* SchemaOf(const std::string& api_version, const std::string& kind)
     return &kDeleteOptions;
   if (kind == "Eviction" && (api_version == "policy/v1" || api_version == "policy/v1beta1"))
     return &kEviction;
+  if (api_version == "authorization.k8s.io/v1" && kind == "SelfSubjectAccessReview")
+    return &kSelfSubjectAccessReview;
+  if (api_version == "authorization.k8s.io/v1" && kind == "SelfSubjectRulesReview")
+    return &kSelfSubjectRulesReview;
   return nullptr;
 }
 

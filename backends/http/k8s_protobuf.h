@@ -5,7 +5,8 @@
 // Eviction (or, without the eviction API, DeleteOptions on the pod's DELETE). The body is the magic
 // "k8s\0" and a runtime.Unknown: typeMeta (apiVersion, kind), raw (the object's own protobuf),
 // contentEncoding (must be empty), contentType. The kinds decoded are Namespace (v1), DeleteOptions (v1,
-// meta.k8s.io/v1) and Eviction (policy/v1): their fields by number, as the objects' generated.proto
+// meta.k8s.io/v1), Eviction (policy/v1) and `kubectl auth can-i`'s SelfSubjectAccessReview and
+// SelfSubjectRulesReview (authorization.k8s.io/v1): their fields by number, as the objects' generated.proto
 // defines them (field names and numbers are the wire contract).
 //
 // No field is lost: a field number this decoder does not know (e.g. metadata.managedFields, a

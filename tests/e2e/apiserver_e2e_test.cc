@@ -657,6 +657,13 @@ TEST_F(ApiserverE2eTest, KubectlCreateNamespaceDrainAndServerDryRuns) {
   ASSERT_EQ(still.code, 0) << "a dry-run delete removed the pod: " << still.output;
   EXPECT_EQ(still.output, "") << "a dry-run delete marked the pod deleting";
 
+  // kubectl auth can-i: every authenticated request is authorized here.
+  CommandResult can_i = K({"auth", "can-i", "delete", "pods"});
+  EXPECT_EQ(can_i.code, 0) << can_i.output;
+  EXPECT_EQ(can_i.output, "yes\n");
+  CommandResult rules = K({"auth", "can-i", "--list"});
+  ASSERT_EQ(rules.code, 0) << rules.output;
+  EXPECT_NE(rules.output.find("*.*"), std::string::npos) << rules.output;
   // kubectl explain renders the served schemas, down to a nested field, leases included.
   CommandResult explain = K({"explain", "rc.spec.template.spec.containers"});
   ASSERT_EQ(explain.code, 0) << explain.output;
