@@ -9,10 +9,18 @@ namespace rcsim {
 namespace {
 
 // The resources this server serves; anything else is "other" (a 404), so the label set stays bounded.
-constexpr std::array<std::string_view, 8> kResources = {
-    "pods",   "replicationcontrollers", "namespaces", "nodes", "events", "bindings",
-    "leases", "selfsubjectreviews"};
-constexpr std::array<std::string_view, 5> kSubresources = {"status", "scale", "binding", "log", "finalize"};
+constexpr std::array<std::string_view, 10> kResources = {"pods",
+                                                         "replicationcontrollers",
+                                                         "namespaces",
+                                                         "nodes",
+                                                         "events",
+                                                         "bindings",
+                                                         "leases",
+                                                         "selfsubjectreviews",
+                                                         "selfsubjectaccessreviews",
+                                                         "selfsubjectrulesreviews"};
+constexpr std::array<std::string_view, 6> kSubresources = {"status", "scale",    "binding",
+                                                           "log",    "finalize", "eviction"};
 // Non-resource paths reported by name (kube-apiserver reports its own fixed paths the same way).
 constexpr std::array<std::string_view, 10> kPaths = {"/healthz",    "/livez",     "/readyz", "/metrics",
                                                      "/version",    "/api",       "/apis",   "/api/v1",

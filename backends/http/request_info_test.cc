@@ -46,6 +46,9 @@ TEST(RequestInfoTest, SubresourcesGroupsAndNamespaces) {
   EXPECT_EQ(Of("GET", "/api/v1/nodes/n1"), "GET||v1|nodes||resource");
   EXPECT_EQ(Of("PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l"),
             "PUT|coordination.k8s.io|v1|leases||resource");
+  EXPECT_EQ(Of("POST", "/api/v1/namespaces/x/pods/a/eviction"), "POST||v1|pods|eviction|resource");
+  EXPECT_EQ(Of("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"),
+            "POST|authorization.k8s.io|v1|selfsubjectaccessreviews||cluster");
 }
 
 TEST(RequestInfoTest, UnknownPathsAndResourcesDoNotGrowTheLabelSet) {
