@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "engine/time.h"
+#include "registry/json_watch.h"
 #include "registry/validation.h"
 
 namespace rcsim {
@@ -44,11 +45,6 @@ Labels LabelsOf(const json& ev) {
     if (v.is_string()) out[k] = v.get<std::string>();
   }
   return out;
-}
-
-json WithVersion(json obj, int64_t revision) {
-  obj["metadata"]["resourceVersion"] = std::to_string(revision);
-  return obj;
 }
 
 Status NotFound(const std::string& name) {
@@ -233,6 +229,34 @@ Result<json> EventRegistry::List(const std::string& ns, const std::map<std::stri
               {"apiVersion", "v1"},
               {"metadata", {{"resourceVersion", std::to_string(r->revision)}}},
               {"items", std::move(items)}};
+}
+
+Result<std::unique_ptr<RegistryWatch>> EventRegistry::Watch(const std::string& ns,
+                                                            const std::string& resource_version,
+                                                            const std::map<std::string, std::string>& fields,
+                                                            const LabelSelector& labels,
+                                                            std::function<void(const json& event)> on_event,
+                                                            std::function<void()> on_end) {
+  int64_t from = 0;
+  if (resource_version.empty() || resource_version == "0") {
+    Result<json> list = List(ns, fields, labels);
+    if (!list.ok()) return list.status();
+    for (json& ev : (*list)["items"]) on_event({{"type", "ADDED"}, {"object", std::move(ev)}});
+    from = std::stoll((*list)["metadata"]["resourceVersion"].get<std::string>());
+  } else {
+    Result<int64_t> rv = ParseResourceVersion(resource_version);
+    if (!rv.ok()) return rv.status();
+    from = *rv;
+  }
+  auto filter = [fields, labels](const std::string&, std::string*, json* ev) {
+    if (!labels.Matches(LabelsOf(*ev))) return false;
+    for (const auto& [f, v] : fields) {
+      if (FieldOf(*ev, f) != v) return false;
+    }
+    return true;
+  };
+  return StartJsonWatch(ctx_->store(), EventPrefix(ns), from, std::move(filter), std::move(on_event),
+                        std::move(on_end));
 }
 
 Result<json> EventRegistry::Delete(const std::string& ns, const std::string& name) {

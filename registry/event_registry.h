@@ -17,7 +17,9 @@
 #define RCSIM_REGISTRY_EVENT_REGISTRY_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -42,6 +44,14 @@ class EventRegistry {
   Result<nlohmann::json> List(const std::string& ns, const std::map<std::string, std::string>& fields,
                               const LabelSelector& labels);
   Result<nlohmann::json> Delete(const std::string& ns, const std::string& name);
+  // Watches the events of `ns` ("" = all) that match `fields` and `labels`: from resource_version
+  // ("" or "0": the current ones as ADDED first), as json_watch.h's watches (kubectl get events -w).
+  // kBadRequest for a malformed resourceVersion.
+  Result<std::unique_ptr<RegistryWatch>> Watch(const std::string& ns, const std::string& resource_version,
+                                               const std::map<std::string, std::string>& fields,
+                                               const LabelSelector& labels,
+                                               std::function<void(const nlohmann::json& event)> on_event,
+                                               std::function<void()> on_end);
 
  private:
   RegistryContext* const ctx_;

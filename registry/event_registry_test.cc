@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "fakes/mem_store.h"
 #include "fakes/sim_loop.h"
@@ -67,6 +68,53 @@ TEST_F(EventRegistryTest, CreateGetUpdateListDelete) {
   ASSERT_TRUE(deleted.ok());
   EXPECT_EQ(events_.Get("ns", "web.1").status().code(), Code::kNotFound);
   EXPECT_EQ(events_.Delete("ns", "web.1").status().code(), Code::kNotFound);
+}
+
+// kubectl get events -w: the events listed, then each change of those the selectors match.
+TEST_F(EventRegistryTest, AWatchListsThenFollowsTheMatchingEvents) {
+  ASSERT_TRUE(events_.Create("ns", MakeEvent("web.1", "web", "SuccessfulCreate")).ok());
+  ASSERT_TRUE(events_.Create("ns", MakeEvent("db.1", "db", "SuccessfulCreate")).ok());
+  auto fields = ParseEventFieldSelector("involvedObject.name=web");
+  ASSERT_TRUE(fields.ok());
+  std::vector<json> seen;
+  bool ended = false;
+  auto w = events_.Watch(
+      "ns", "", *fields, LabelSelector(), [&](const json& ev) { seen.push_back(ev); }, [&] { ended = true; });
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0]["type"], "ADDED");
+  EXPECT_EQ(seen[0]["object"]["metadata"]["name"], "web.1");
+  ASSERT_TRUE(events_.Create("ns", MakeEvent("web.2", "web", "SuccessfulDelete")).ok());
+  ASSERT_TRUE(events_.Create("ns", MakeEvent("db.2", "db", "SuccessfulDelete")).ok());  // not matched
+  ASSERT_TRUE(events_.Create("other", MakeEvent("web.3", "web", "x")).ok());            // other namespace
+  json repeat = *events_.Get("ns", "web.1");
+  repeat["count"] = 2;
+  ASSERT_TRUE(events_.Update("ns", "web.1", repeat).ok());
+  ASSERT_TRUE(events_.Delete("ns", "web.2").ok());
+  loop_.RunUntilIdle();
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[1]["type"], "ADDED");
+  EXPECT_EQ(seen[1]["object"]["metadata"]["name"], "web.2");
+  EXPECT_EQ(seen[2]["type"], "MODIFIED");
+  EXPECT_EQ(seen[2]["object"]["count"], 2);
+  EXPECT_EQ(seen[3]["type"], "DELETED");
+  EXPECT_EQ(seen[3]["object"]["metadata"]["name"], "web.2");
+  EXPECT_FALSE(ended);
+  // From a resourceVersion: only what came after it; a malformed one is refused.
+  std::vector<json> later;
+  const std::string rv = seen[2]["object"]["metadata"]["resourceVersion"];
+  auto from = events_.Watch(
+      "ns", rv, {}, LabelSelector(), [&](const json& ev) { later.push_back(ev); }, [] {});
+  ASSERT_TRUE(from.ok());
+  loop_.RunUntilIdle();
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0]["type"], "DELETED");
+  EXPECT_EQ(events_
+                .Watch(
+                    "ns", "abc", {}, LabelSelector(), [](const json&) {}, [] {})
+                .status()
+                .code(),
+            Code::kBadRequest);
 }
 
 TEST_F(EventRegistryTest, BadInputIsRefusedAndNothingIsStored) {

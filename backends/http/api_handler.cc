@@ -1011,7 +1011,44 @@ HttpResponse ServeNamespaces(Registry* registry, const Clock* clock, const HttpR
   return MethodNotAllowed(req.method);
 }
 
-// GET /api/v1/namespaces?watch=1 (kubectl get ns -w): events as JSON, or as Tables when asked.
+using StartJsonWatchFn = std::function<Result<std::unique_ptr<RegistryWatch>>(
+    std::function<void(const json& event)> on_event, std::function<void()> on_end)>;
+
+// A watch of JSON-stored objects (namespaces, events): its events as JSON lines, or as Tables when
+// asked (`table` renders a list of objects), until the client goes or the timeout ends it.
+ApiOutcome ServeJsonWatch(const Clock* clock, const HttpRequest& req, const Query& q,
+                          const std::shared_ptr<WatchSink>& sink,
+                          json (*table)(const json&, const TableOptions&), const StartJsonWatchFn& start) {
+  ApiOutcome out;
+  Result<Duration> timeout = WatchTimeoutOf(q);
+  if (!timeout.ok()) return Respond(ErrorResponse(timeout.status()));
+  out.watch_timeout = *timeout;
+  const bool as_table = AcceptsTable(req.accept);
+  TableOptions topts;
+  topts.include_object = IncludeObjectOf(q);
+  auto first = std::make_shared<bool>(true);  // only touched by the (serial) watch callbacks
+  auto on_event = [sink, as_table, table, topts, clock, first](const json& ev) mutable {
+    json line = ev;
+    if (as_table && ev["type"] != "ERROR") {
+      topts.include_columns = *first;
+      topts.resource_version = ev["object"]["metadata"].value("resourceVersion", "");
+      topts.now = clock->Now();
+      *first = false;
+      line["object"] = table(json::array({ev["object"]}), topts);
+    }
+    std::string bytes = DumpJson(line);
+    bytes.push_back('\n');
+    sink->OnLine(std::move(bytes));
+  };
+  Result<std::unique_ptr<RegistryWatch>> w = start(std::move(on_event), [sink] { sink->OnEnd(); });
+  if (!w.ok()) return Respond(ErrorResponse(w.status()));
+  out.watch = std::move(w).value();
+  out.response.status = 200;
+  out.response.content_type = as_table ? kTableContentType : "application/json";
+  return out;
+}
+
+// GET /api/v1/namespaces?watch=1 (kubectl get ns -w).
 ApiOutcome WatchNamespaces(Registry* registry, const Clock* clock, const HttpRequest& req, const Query& q,
                            const std::string* name, const std::shared_ptr<WatchSink>& sink) {
   if (req.method != "GET") return Respond(MethodNotAllowed(req.method));
@@ -1025,34 +1062,10 @@ ApiOutcome WatchNamespaces(Registry* registry, const Clock* clock, const HttpReq
     }
     only = *name;
   }
-  ApiOutcome out;
-  Result<Duration> timeout = WatchTimeoutOf(q);
-  if (!timeout.ok()) return Respond(ErrorResponse(timeout.status()));
-  out.watch_timeout = *timeout;
-  const bool table = AcceptsTable(req.accept);
-  TableOptions topts;
-  topts.include_object = IncludeObjectOf(q);
-  auto first = std::make_shared<bool>(true);  // only touched by the (serial) watch callbacks
-  auto on_event = [sink, table, topts, clock, first](const json& ev) mutable {
-    json line = ev;
-    if (table && ev["type"] != "ERROR") {
-      topts.include_columns = *first;
-      topts.resource_version = ev["object"]["metadata"].value("resourceVersion", "");
-      topts.now = clock->Now();
-      *first = false;
-      line["object"] = NamespaceTable(json::array({ev["object"]}), topts);
-    }
-    std::string bytes = DumpJson(line);
-    bytes.push_back('\n');
-    sink->OnLine(std::move(bytes));
-  };
-  Result<std::unique_ptr<RegistryWatch>> w = Namespaces(registry).Watch(
-      q.Get("resourceVersion"), opts->label_selector, only, std::move(on_event), [sink] { sink->OnEnd(); });
-  if (!w.ok()) return Respond(ErrorResponse(w.status()));
-  out.watch = std::move(w).value();
-  out.response.status = 200;
-  out.response.content_type = table ? kTableContentType : "application/json";
-  return out;
+  return ServeJsonWatch(clock, req, q, sink, NamespaceTable, [&](auto on_event, auto on_end) {
+    return Namespaces(registry).Watch(q.Get("resourceVersion"), opts->label_selector, only,
+                                      std::move(on_event), std::move(on_end));
+  });
 }
 
 // 201 with a Success Status: the answer to a subresource create (binding, eviction).
@@ -1161,12 +1174,32 @@ json EventTable(const json& events, const TableOptions& o) {
 
 // /api/v1/events (list, every namespace) and /api/v1/namespaces/{ns}/events[/{name}]: list (field
 // selectors on involvedObject.*, reason, type), create, get, replace, delete. No watch, no patch.
+// GET .../events?watch=1, /api/v1/watch/[namespaces/{ns}/]events[/{name}] (kubectl get events -w):
+// the field and label selectors of a list.
+ApiOutcome WatchEvents(EventRegistry* events, const Clock* clock, const HttpRequest& req, const Query& q,
+                       const std::string& ns, const std::string* name,
+                       const std::shared_ptr<WatchSink>& sink) {
+  if (req.method != "GET") return Respond(MethodNotAllowed(req.method));
+  Result<std::map<std::string, std::string>> fields = ParseEventFieldSelector(q.Get("fieldSelector"));
+  if (!fields.ok()) return Respond(ErrorResponse(fields.status()));
+  if (name != nullptr) {
+    auto [it, inserted] = fields->emplace("metadata.name", *name);
+    if (!inserted && it->second != *name) {
+      return Respond(ErrorResponse(Code::kBadRequest, "fieldSelector metadata.name=" + it->second +
+                                                          " does not match the name on the URL"));
+    }
+  }
+  Result<LabelSelector> labels = LabelSelector::Parse(q.Get("labelSelector"));
+  if (!labels.ok()) return Respond(ErrorResponse(Code::kBadRequest, labels.status().message()));
+  return ServeJsonWatch(clock, req, q, sink, EventTable, [&](auto on_event, auto on_end) {
+    return events->Watch(ns, q.Get("resourceVersion"), *fields, *labels, std::move(on_event),
+                         std::move(on_end));
+  });
+}
+
 HttpResponse ServeEvents(EventRegistry* events, Registry* registry, const Clock* clock,
                          const HttpRequest& req, const Query& q, bool cluster_scope, const std::string& ns,
                          const std::string* name) {
-  if (q.Has("watch") && q.Get("watch") != "false" && q.Get("watch") != "0") {
-    return ErrorResponse(Code::kMethodNotAllowed, "watching events is not supported");
-  }
   if (Status s = CheckDryRun(req, q, {}); !s.ok()) return ErrorResponse(s);
   if (name == nullptr) {
     if (req.method == "GET") {
@@ -1403,9 +1436,14 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& request, const std::shared_ptr<
     return Respond(ServeBinding(registry_, req, *q, ns, nullptr));
   }
   const std::string& resource = seg[i++];
-  if (resource == "events" && !watch_path) {
+  if (resource == "events") {
     const std::string* event = i < seg.size() ? &seg[i++] : nullptr;
     if (i != seg.size() || (event != nullptr && cluster_scope)) return Respond(NotFound(path));
+    bool watch = watch_path;
+    if (q->Has("watch") && !ParseBool(q->Get("watch"), &watch)) {
+      return Respond(ErrorResponse(Code::kBadRequest, "invalid watch parameter: " + q->Get("watch")));
+    }
+    if (watch) return WatchEvents(&events_, clock_, req, *q, cluster_scope ? "" : ns, event, sink);
     return Respond(ServeEvents(&events_, registry_, clock_, req, *q, cluster_scope, ns, event));
   }
   const bool pods = resource == "pods";

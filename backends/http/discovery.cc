@@ -200,8 +200,8 @@ json CoreV1ResourcesJson() {
   resources.push_back(Resource("replicationcontrollers", "ReplicationController", crud, json::array({"rc"})));
   resources.push_back(Resource("replicationcontrollers/scale", "Scale", sub, nullptr, "autoscaling", "v1"));
   resources.push_back(Resource("replicationcontrollers/status", "ReplicationController", sub));
-  resources.push_back(
-      Resource("events", "Event", {"create", "delete", "get", "list", "update"}, json::array({"ev"})));
+  resources.push_back(Resource("events", "Event", {"create", "delete", "get", "list", "update", "watch"},
+                               json::array({"ev"})));
   json namespaces =
       Resource("namespaces", "Namespace", {"create", "delete", "get", "list", "patch", "update", "watch"},
                json::array({"ns"}));

@@ -709,6 +709,48 @@ TEST_F(HttpServerTest, NamespacesCanBeWatched) {
   EXPECT_EQ(client_->Get(ns + "?watch=1&resourceVersion=abc").status, 400);
 }
 
+// kubectl get events -w: JSON or Tables, all namespaces or one, by name on the watch path.
+TEST_F(HttpServerTest, EventsCanBeWatched) {
+  const std::string events = "/api/v1/namespaces/default/events";
+  auto event = [](const std::string& name, const std::string& reason) {
+    return json{{"apiVersion", "v1"},
+                {"kind", "Event"},
+                {"metadata", {{"name", name}}},
+                {"involvedObject", {{"kind", "Pod"}, {"name", "p"}, {"namespace", "default"}}},
+                {"reason", reason},
+                {"message", "m"},
+                {"type", "Normal"}};
+  };
+  ASSERT_EQ(client_->Post(events, event("e1", "Started")).status, 201);
+  WatchReader all(server_->port(), "/api/v1/events?watch=true");
+  WatchReader named(server_->port(), "/api/v1/watch/namespaces/default/events/e2");
+  WatchReader table(server_->port(), events + "?watch=1&fieldSelector=reason%3DKilled",
+                    "Accept: application/json;as=Table;v=v1;g=meta.k8s.io\r\n");
+  ASSERT_TRUE(all.Ok() && named.Ok() && table.Ok()) << table.header();
+  std::optional<json> listed = all.Next();
+  ASSERT_TRUE(listed.has_value());
+  EXPECT_EQ((*listed)["type"], "ADDED");
+  EXPECT_EQ((*listed)["object"]["metadata"]["name"], "e1");
+  ASSERT_EQ(client_->Post(events, event("e2", "Killed")).status, 201);
+  std::optional<json> added = named.Next();
+  ASSERT_TRUE(added.has_value());
+  EXPECT_EQ((*added)["object"]["reason"], "Killed");
+  std::optional<json> second = all.Next();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ((*second)["object"]["metadata"]["name"], "e2");
+  std::optional<json> row = table.Next();
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ((*row)["object"]["kind"], "Table");
+  EXPECT_EQ((*row)["object"]["rows"].size(), 1u);
+  ASSERT_EQ(client_->Delete(events + "/e2").status, 200);
+  std::optional<json> deleted = named.Next();
+  ASSERT_TRUE(deleted.has_value());
+  EXPECT_EQ((*deleted)["type"], "DELETED");
+  EXPECT_EQ(client_->Get(events + "?watch=1&resourceVersion=abc").status, 400);
+  EXPECT_EQ(client_->Get(events + "?watch=1&fieldSelector=bogus%3D1").status, 400);
+  EXPECT_EQ(client_->Get(events + "?watch=maybe").status, 400);
+}
+
 // kubectl drain evicts through pods/{name}/eviction (policy/v1), found in the core list with its group
 // and version; no PodDisruptionBudget is served, so an eviction is a delete with its deleteOptions.
 TEST_F(HttpServerTest, EvictionDeletesThePodWithItsOptions) {

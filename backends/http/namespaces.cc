@@ -6,6 +6,7 @@
 
 #include "engine/codec.h"
 #include "engine/labels.h"
+#include "registry/json_watch.h"
 #include "registry/validation.h"
 
 namespace rcsim {
@@ -25,11 +26,6 @@ Status Conflict(const std::string& name) {
                 "Operation cannot be fulfilled on namespaces " + Quote(name) +
                     ": the object has been modified; please apply your changes to the latest "
                     "version and try again");
-}
-
-json WithVersion(json obj, int64_t revision) {
-  obj["metadata"]["resourceVersion"] = std::to_string(revision);
-  return obj;
 }
 
 // The implicit namespaces are dated from this process's first look at them (the server's start).
@@ -245,15 +241,6 @@ Result<json> Namespaces::Update(const std::string& name, const json& body, bool 
   return WithVersion(std::move(next), r->revision);
 }
 
-namespace {
-
-class NamespaceWatch final : public RegistryWatch {
- public:
-  std::unique_ptr<rcsim::Watch> watch;
-};
-
-}  // namespace
-
 Result<std::unique_ptr<RegistryWatch>> Namespaces::Watch(const std::string& resource_version,
                                                          const LabelSelector& selector,
                                                          const std::string& name,
@@ -277,47 +264,15 @@ Result<std::unique_ptr<RegistryWatch>> Namespaces::Watch(const std::string& reso
     }
     from = std::stoll((*list)["metadata"]["resourceVersion"].get<std::string>());
   }
-  WatchRequest req;
-  req.key = kPrefix;
-  req.range_end = PrefixEnd(kPrefix);
-  req.start_revision = from + 1;
-  req.prev_kv = true;
-  auto out = std::make_unique<NamespaceWatch>();
-  out->watch = registry_->context().store()->StartWatch(
-      req, [on_event = std::move(on_event), on_end = std::move(on_end), wanted](const WatchResponse& r) {
-        if (r.canceled) {
-          const bool gone = r.compact_revision > 0;
-          on_event({{"type", "ERROR"},
-                    {"object",
-                     {{"kind", "Status"},
-                      {"apiVersion", "v1"},
-                      {"metadata", json::object()},
-                      {"status", "Failure"},
-                      {"message", gone ? "too old resource version" : r.status.message()},
-                      {"reason", gone ? "Expired" : "InternalError"},
-                      {"code", gone ? 410 : 500}}}});
-          on_end();
-          return;
-        }
-        for (const WatchEvent& ev : r.events) {
-          const bool put = ev.type == WatchEvent::Type::kPut;
-          const KeyValue* kv = put ? &ev.kv : (ev.prev_kv ? &*ev.prev_kv : nullptr);
-          if (kv == nullptr) continue;
-          json ns = json::parse(kv->value.bytes(), nullptr, false);
-          if (ns.is_discarded() || !ns.is_object()) continue;  // Get and List skip it as well
-          ns = WithVersion(std::move(ns), ev.kv.mod_revision);
-          if (!wanted(ns)) continue;
-          if (!put) ns["status"]["phase"] = "Terminating";  // as Delete answers: its last state
-          const std::string n = ev.kv.key.substr(std::string(kPrefix).size());
-          // An implicit namespace was listed before its first update stored it.
-          const char* type = !put ? "DELETED"
-                             : ev.kv.create_revision == ev.kv.mod_revision && !IsImplicitNamespace(n)
-                                 ? "ADDED"
-                                 : "MODIFIED";
-          on_event({{"type", type}, {"object", std::move(ns)}});
-        }
-      });
-  return std::unique_ptr<RegistryWatch>(std::move(out));
+  auto filter = [wanted](const std::string& key, std::string* type, json* ns) {
+    if (!wanted(*ns)) return false;
+    if (*type == "DELETED") (*ns)["status"]["phase"] = "Terminating";  // as Delete answers: its last state
+    // An implicit namespace was listed before its first update stored it.
+    if (*type == "ADDED" && IsImplicitNamespace(key.substr(std::string(kPrefix).size()))) *type = "MODIFIED";
+    return true;
+  };
+  return StartJsonWatch(registry_->context().store(), kPrefix, from, std::move(filter), std::move(on_event),
+                        std::move(on_end));
 }
 
 Status Namespaces::CheckExists(const std::string& name) {

@@ -849,8 +849,14 @@ TEST_F(ApiserverE2eTest, KubectlDescribeRcAndGetEventsShowTheManagersEvents) {
   EXPECT_NE(events.output.find("replicationcontroller/web"), std::string::npos) << events.output;
   EXPECT_NE(events.output.find("Created pod: web-"), std::string::npos) << events.output;
 
+  // kubectl get events -w: the events so far, then the deletions the scale-down records.
+  std::unique_ptr<Child> watch = Child::Spawn(Kubectl({"get", "events", "-w"}));
+  ASSERT_NE(watch, nullptr);
+  ASSERT_TRUE(watch->WaitFor("Created pod: web-")) << watch->output();
   CommandResult scale = K({"scale", "rc", "web", "--replicas=1"});
   ASSERT_EQ(scale.code, 0) << scale.output;
+  EXPECT_TRUE(watch->WaitFor("Deleted pod: web-")) << watch->output();
+  watch.reset();
   events = events_until([&](const std::string& out) { return count(out, "SuccessfulDelete") == 2; });
   EXPECT_EQ(count(events.output, "SuccessfulDelete"), 2) << events.output;
 
