@@ -1229,6 +1229,29 @@ HttpResponse ServeEvents(EventRegistry* events, Registry* registry, const Clock*
       if (!created.ok()) return ErrorResponse(created.status());
       return JsonResponse(201, *created);
     }
+    if (req.method == "DELETE") {
+      // The collection (python delete_collection_namespaced_event): every event the selectors match;
+      // the answer is the list of what was deleted.
+      if (Status s = CheckListResourceVersion(q); !s.ok()) return ErrorResponse(s);
+      Result<std::map<std::string, std::string>> fields = ParseEventFieldSelector(q.Get("fieldSelector"));
+      if (!fields.ok()) return ErrorResponse(fields.status());
+      Result<LabelSelector> labels = LabelSelector::Parse(q.Get("labelSelector"));
+      if (!labels.ok()) return ErrorResponse(Code::kBadRequest, labels.status().message());
+      Result<json> list = events->List(cluster_scope ? "" : ns, *fields, *labels);
+      if (!list.ok()) return ErrorResponse(list.status());
+      json deleted = json::array();
+      for (const json& ev : (*list)["items"]) {
+        Result<json> d =
+            events->Delete(ev["metadata"].value("namespace", ""), ev["metadata"].value("name", ""));
+        if (d.ok()) {
+          deleted.push_back(std::move(d).value());
+        } else if (d.status().code() != Code::kNotFound) {
+          return ErrorResponse(d.status());
+        }
+      }
+      (*list)["items"] = std::move(deleted);
+      return JsonResponse(200, *list);
+    }
     return MethodNotAllowed(req.method);
   }
   Result<json> r = Status(Code::kMethodNotAllowed, "");
@@ -1240,6 +1263,26 @@ HttpResponse ServeEvents(EventRegistry* events, Registry* registry, const Clock*
     if (!body.ok()) return ErrorResponse(body.status());
     if (Status s = CheckKind(*body, "Event", "v1"); !s.ok()) return ErrorResponse(s);
     r = events->Update(ns, *name, std::move(*body));
+  } else if (req.method == "PATCH") {
+    // Merge, strategic merge (an Event has no merge lists) and JSON patches, as updates of the current
+    // event; a concurrent change is retried unless the patch named a resourceVersion.
+    PatchType type;
+    if (!PatchTypeOf(req.content_type, &type) || type == PatchType::kApply) {
+      return UnsupportedMediaTypeResponse(req.content_type);
+    }
+    for (int attempt = 0;; ++attempt) {
+      Result<json> cur = events->Get(ns, *name);
+      if (!cur.ok()) return ErrorResponse(cur.status());
+      Result<json> patched = ApplyPatch(*cur, type, req.body, "CoreV1Event");
+      if (!patched.ok()) return ErrorResponse(patched.status());
+      if (Status s = CheckKind(*patched, "Event", "v1"); !s.ok()) return ErrorResponse(s);
+      const bool pinned = !patched->is_object() || !patched->contains("metadata") ||
+                          (*patched)["metadata"].value("resourceVersion", "") !=
+                              (*cur)["metadata"].value("resourceVersion", "");
+      r = events->Update(ns, *name, std::move(patched).value());
+      if (r.ok() || r.status().code() != Code::kConflict || pinned || attempt + 1 >= kPatchConflictRetries)
+        break;
+    }
   } else if (req.method == "DELETE") {
     if (!req.body.empty() && IsJsonContentType(req.content_type)) {
       Result<DeleteOptions> opts = DeleteOptionsFromBody(req.body, {});

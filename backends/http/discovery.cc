@@ -200,8 +200,9 @@ json CoreV1ResourcesJson() {
   resources.push_back(Resource("replicationcontrollers", "ReplicationController", crud, json::array({"rc"})));
   resources.push_back(Resource("replicationcontrollers/scale", "Scale", sub, nullptr, "autoscaling", "v1"));
   resources.push_back(Resource("replicationcontrollers/status", "ReplicationController", sub));
-  resources.push_back(Resource("events", "Event", {"create", "delete", "get", "list", "update", "watch"},
-                               json::array({"ev"})));
+  resources.push_back(Resource(
+      "events", "Event", {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
+      json::array({"ev"})));
   json namespaces =
       Resource("namespaces", "Namespace", {"create", "delete", "get", "list", "patch", "update", "watch"},
                json::array({"ns"}));
@@ -257,10 +258,12 @@ const json& OpenApiV3CoreV1Json() {
     const std::string event = "io.k8s.api.core.v1.Event";
     paths["/api/v1/namespaces/{namespace}/events"] = {
         {"get", Operation("listEvent", event_gvk, "list", false)},
-        {"post", Operation("createEvent", event_gvk, "post", true, event)}};
+        {"post", Operation("createEvent", event_gvk, "post", true, event)},
+        {"delete", Operation("deleteCollectionEvent", event_gvk, "deletecollection", false)}};
     paths["/api/v1/namespaces/{namespace}/events/{name}"] = {
         {"get", Operation("readEvent", event_gvk, "get", false, event)},
         {"put", Operation("replaceEvent", event_gvk, "put", true, event)},
+        {"patch", Operation("patchEvent", event_gvk, "patch", true, event)},
         {"delete", Operation("deleteEvent", event_gvk, "delete", false)}};
     const json ns_gvk = Gvk("", "v1", "Namespace");
     const std::string ns = "io.k8s.api.core.v1.Namespace";

@@ -751,6 +751,48 @@ TEST_F(HttpServerTest, EventsCanBeWatched) {
   EXPECT_EQ(client_->Get(events + "?watch=maybe").status, 400);
 }
 
+// python patch_namespaced_event and delete_collection_namespaced_event (client-go's recorder patches too).
+TEST_F(HttpServerTest, EventsTakePatchesAndCollectionDeletes) {
+  const std::string events = "/api/v1/namespaces/default/events";
+  auto event = [](const std::string& name, const std::string& reason) {
+    return json{{"apiVersion", "v1"},
+                {"kind", "Event"},
+                {"metadata", {{"name", name}, {"labels", {{"a", "1"}}}}},
+                {"involvedObject", {{"kind", "Pod"}, {"name", "p"}, {"namespace", "default"}}},
+                {"reason", reason},
+                {"message", "m"},
+                {"count", 1},
+                {"type", "Normal"}};
+  };
+  for (const char* name : {"e1", "e2", "e3"}) ASSERT_EQ(client_->Post(events, event(name, name)).status, 201);
+  Reply merged =
+      client_->Patch(events + "/e1", R"({"count":2,"message":"again"})", "application/merge-patch+json");
+  ASSERT_EQ(merged.status, 200) << merged.body;
+  EXPECT_EQ(merged.Json()["count"], 2);
+  EXPECT_EQ(merged.Json()["reason"], "e1");  // the rest kept
+  Reply strategic =
+      client_->Patch(events + "/e1", R"({"count":3})", "application/strategic-merge-patch+json");
+  ASSERT_EQ(strategic.status, 200) << strategic.body;
+  EXPECT_EQ(strategic.Json()["message"], "again");
+  Reply json_patch = client_->Patch(events + "/e1", R"([{"op":"replace","path":"/count","value":4}])",
+                                    "application/json-patch+json");
+  ASSERT_EQ(json_patch.status, 200) << json_patch.body;
+  EXPECT_EQ(client_->Get(events + "/e1").Json()["count"], 4);
+  const std::string before = Snapshot();
+  EXPECT_EQ(client_->Patch(events + "/e1", R"({"kind":"Pod"})", "application/merge-patch+json").status, 422);
+  EXPECT_EQ(client_->Patch(events + "/nope", R"({"count":1})", "application/merge-patch+json").status, 404);
+  EXPECT_EQ(client_->Patch(events + "/e1", "{}", "application/apply-patch+yaml").status, 415);
+  EXPECT_EQ(Snapshot(), before);
+  // A collection delete by field selector: e2 goes, the others stay; the answer lists what went.
+  Reply gone = client_->Delete(events + "?fieldSelector=reason%3De2");
+  ASSERT_EQ(gone.status, 200) << gone.body;
+  ASSERT_EQ(gone.Json()["items"].size(), 1u);
+  EXPECT_EQ(gone.Json()["items"][0]["metadata"]["name"], "e2");
+  EXPECT_EQ(client_->Get(events + "/e2").status, 404);
+  EXPECT_EQ(client_->Delete(events + "?labelSelector=a%3D1").Json()["items"].size(), 2u);
+  EXPECT_TRUE(client_->Get(events).Json()["items"].empty());
+}
+
 // kubectl drain evicts through pods/{name}/eviction (policy/v1), found in the core list with its group
 // and version; no PodDisruptionBudget is served, so an eviction is a delete with its deleteOptions.
 TEST_F(HttpServerTest, EvictionDeletesThePodWithItsOptions) {
