@@ -326,10 +326,7 @@ def value_schema(t, owner, field, todo):
         return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     m = re.fullmatch(r"list\[(.*)\]", t)
     if m:
-        item = value_schema(m.group(1), owner, field, todo)
-        if "format" in item and item.get("type") == "integer":
-            item["format"] = "int64" if field in INT64 else "int32"
-        return {"type": "array", "items": item}
+        return {"type": "array", "items": value_schema(m.group(1), owner, field, todo)}
     m = re.fullmatch(r"dict\(str, (.*)\)", t)
     if m:
         if (owner, field) in QUANTITY_MAPS:

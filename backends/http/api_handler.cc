@@ -375,6 +375,15 @@ Result<Duration> WatchTimeoutOf(const Query& q) {
   return Duration(std::chrono::seconds(secs));
 }
 
+// Whether a request is a watch: the /watch/ path, or ?watch=true|1. kBadRequest for another value.
+Result<bool> WatchRequested(const Query& q, bool watch_path) {
+  bool watch = false;
+  if (q.Has("watch") && !ParseBool(q.Get("watch"), &watch)) {
+    return Status(Code::kBadRequest, "invalid watch parameter: " + q.Get("watch"));
+  }
+  return watch_path || watch;
+}
+
 template <typename T>
 class ResourceRoutes {
  public:
@@ -759,14 +768,9 @@ ApiOutcome ServeResource(ResourceRegistry<T>* reg, WatchCache<T>* cache, const C
                          const std::string& ns, const std::string* name,
                          const std::shared_ptr<WatchSink>& sink, bool namespaced = true) {
   ResourceRoutes<T> routes(reg, cache, clock, req, q);
-  bool watch = watch_path;
-  if (q.Has("watch")) {
-    bool w = false;
-    if (!ParseBool(q.Get("watch"), &w)) {
-      return Respond(ErrorResponse(Code::kBadRequest, "invalid watch parameter: " + q.Get("watch")));
-    }
-    watch = watch || w;
-  }
+  Result<bool> watching = WatchRequested(q, watch_path);
+  if (!watching.ok()) return Respond(ErrorResponse(watching.status()));
+  const bool watch = *watching;
   const std::string& m = req.method;
   if (Status s = CheckDryRun(req, q, {"POST", "PUT", "PATCH", "DELETE"}); !s.ok()) {
     return Respond(ErrorResponse(s));
@@ -1172,44 +1176,77 @@ json EventTable(const json& events, const TableOptions& o) {
   return t;
 }
 
-// /api/v1/events (list, every namespace) and /api/v1/namespaces/{ns}/events[/{name}]: list (field
-// selectors on involvedObject.*, reason, type), create, get, replace, delete. No watch, no patch.
+// The ?fieldSelector (involvedObject.*, reason, type, ...) and ?labelSelector of an event list, watch
+// or collection delete.
+struct EventSelectors {
+  std::map<std::string, std::string> fields;
+  LabelSelector labels;
+};
+Result<EventSelectors> EventSelectorsOf(const Query& q) {
+  Result<std::map<std::string, std::string>> fields = ParseEventFieldSelector(q.Get("fieldSelector"));
+  if (!fields.ok()) return fields.status();
+  Result<LabelSelector> labels = LabelSelector::Parse(q.Get("labelSelector"));
+  if (!labels.ok()) return Status(Code::kBadRequest, labels.status().message());
+  return EventSelectors{std::move(fields).value(), std::move(labels).value()};
+}
+
 // GET .../events?watch=1, /api/v1/watch/[namespaces/{ns}/]events[/{name}] (kubectl get events -w):
-// the field and label selectors of a list.
+// the selectors of a list.
 ApiOutcome WatchEvents(EventRegistry* events, const Clock* clock, const HttpRequest& req, const Query& q,
                        const std::string& ns, const std::string* name,
                        const std::shared_ptr<WatchSink>& sink) {
   if (req.method != "GET") return Respond(MethodNotAllowed(req.method));
-  Result<std::map<std::string, std::string>> fields = ParseEventFieldSelector(q.Get("fieldSelector"));
-  if (!fields.ok()) return Respond(ErrorResponse(fields.status()));
+  Result<EventSelectors> sel = EventSelectorsOf(q);
+  if (!sel.ok()) return Respond(ErrorResponse(sel.status()));
   if (name != nullptr) {
-    auto [it, inserted] = fields->emplace("metadata.name", *name);
+    auto [it, inserted] = sel->fields.emplace("metadata.name", *name);
     if (!inserted && it->second != *name) {
       return Respond(ErrorResponse(Code::kBadRequest, "fieldSelector metadata.name=" + it->second +
                                                           " does not match the name on the URL"));
     }
   }
-  Result<LabelSelector> labels = LabelSelector::Parse(q.Get("labelSelector"));
-  if (!labels.ok()) return Respond(ErrorResponse(Code::kBadRequest, labels.status().message()));
   return ServeJsonWatch(clock, req, q, sink, EventTable, [&](auto on_event, auto on_end) {
-    return events->Watch(ns, q.Get("resourceVersion"), *fields, *labels, std::move(on_event),
+    return events->Watch(ns, q.Get("resourceVersion"), sel->fields, sel->labels, std::move(on_event),
                          std::move(on_end));
   });
 }
 
+// The metadata.resourceVersion of a JSON object, "" when it has none.
+std::string ResourceVersionOf(const json& obj) {
+  auto meta = obj.find("metadata");
+  return meta != obj.end() && meta->is_object() ? meta->value("resourceVersion", "") : "";
+}
+
+// DELETE of an event collection (python delete_collection_namespaced_event): every event of `list`
+// goes; the answer is the list of what was deleted.
+HttpResponse DeleteEvents(EventRegistry* events, json list) {
+  json deleted = json::array();
+  for (const json& ev : list["items"]) {
+    Result<json> d = events->Delete(ev["metadata"].value("namespace", ""), ev["metadata"].value("name", ""));
+    if (d.ok()) {
+      deleted.push_back(std::move(d).value());
+    } else if (d.status().code() != Code::kNotFound) {
+      return ErrorResponse(d.status());
+    }
+  }
+  list["items"] = std::move(deleted);
+  return JsonResponse(200, list);
+}
+
+// /api/v1/events (list, every namespace) and /api/v1/namespaces/{ns}/events[/{name}]: list, create,
+// delete of a collection, get, replace, patch, delete (watches: WatchEvents).
 HttpResponse ServeEvents(EventRegistry* events, Registry* registry, const Clock* clock,
                          const HttpRequest& req, const Query& q, bool cluster_scope, const std::string& ns,
                          const std::string* name) {
   if (Status s = CheckDryRun(req, q, {}); !s.ok()) return ErrorResponse(s);
   if (name == nullptr) {
-    if (req.method == "GET") {
+    if (req.method == "GET" || req.method == "DELETE") {
       if (Status s = CheckListResourceVersion(q); !s.ok()) return ErrorResponse(s);
-      Result<std::map<std::string, std::string>> fields = ParseEventFieldSelector(q.Get("fieldSelector"));
-      if (!fields.ok()) return ErrorResponse(fields.status());
-      Result<LabelSelector> labels = LabelSelector::Parse(q.Get("labelSelector"));
-      if (!labels.ok()) return ErrorResponse(Code::kBadRequest, labels.status().message());
-      Result<json> list = events->List(cluster_scope ? "" : ns, *fields, *labels);
+      Result<EventSelectors> sel = EventSelectorsOf(q);
+      if (!sel.ok()) return ErrorResponse(sel.status());
+      Result<json> list = events->List(cluster_scope ? "" : ns, sel->fields, sel->labels);
       if (!list.ok()) return ErrorResponse(list.status());
+      if (req.method == "DELETE") return DeleteEvents(events, std::move(list).value());
       if (!AcceptsTable(req.accept)) return JsonResponse(200, *list);
       TableOptions o;
       o.now = clock->Now();
@@ -1228,29 +1265,6 @@ HttpResponse ServeEvents(EventRegistry* events, Registry* registry, const Clock*
       Result<json> created = events->Create(ns, std::move(*body));
       if (!created.ok()) return ErrorResponse(created.status());
       return JsonResponse(201, *created);
-    }
-    if (req.method == "DELETE") {
-      // The collection (python delete_collection_namespaced_event): every event the selectors match;
-      // the answer is the list of what was deleted.
-      if (Status s = CheckListResourceVersion(q); !s.ok()) return ErrorResponse(s);
-      Result<std::map<std::string, std::string>> fields = ParseEventFieldSelector(q.Get("fieldSelector"));
-      if (!fields.ok()) return ErrorResponse(fields.status());
-      Result<LabelSelector> labels = LabelSelector::Parse(q.Get("labelSelector"));
-      if (!labels.ok()) return ErrorResponse(Code::kBadRequest, labels.status().message());
-      Result<json> list = events->List(cluster_scope ? "" : ns, *fields, *labels);
-      if (!list.ok()) return ErrorResponse(list.status());
-      json deleted = json::array();
-      for (const json& ev : (*list)["items"]) {
-        Result<json> d =
-            events->Delete(ev["metadata"].value("namespace", ""), ev["metadata"].value("name", ""));
-        if (d.ok()) {
-          deleted.push_back(std::move(d).value());
-        } else if (d.status().code() != Code::kNotFound) {
-          return ErrorResponse(d.status());
-        }
-      }
-      (*list)["items"] = std::move(deleted);
-      return JsonResponse(200, *list);
     }
     return MethodNotAllowed(req.method);
   }
@@ -1276,9 +1290,7 @@ HttpResponse ServeEvents(EventRegistry* events, Registry* registry, const Clock*
       Result<json> patched = ApplyPatch(*cur, type, req.body, "CoreV1Event");
       if (!patched.ok()) return ErrorResponse(patched.status());
       if (Status s = CheckKind(*patched, "Event", "v1"); !s.ok()) return ErrorResponse(s);
-      const bool pinned = !patched->is_object() || !patched->contains("metadata") ||
-                          (*patched)["metadata"].value("resourceVersion", "") !=
-                              (*cur)["metadata"].value("resourceVersion", "");
+      const bool pinned = ResourceVersionOf(*patched) != ResourceVersionOf(*cur);
       r = events->Update(ns, *name, std::move(patched).value());
       if (r.ok() || r.status().code() != Code::kConflict || pinned || attempt + 1 >= kPatchConflictRetries)
         break;
@@ -1371,15 +1383,16 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& request, const std::shared_ptr<
           std::end(kServedKinds)) {
         return Respond(NotFound(request.target.substr(0, request.target.find('?'))));
       }
-      return Respond(JsonResponse(
-          415, {{"kind", "Status"},
-                {"apiVersion", "v1"},
-                {"metadata", json::object()},
-                {"status", "Failure"},
-                {"message", "protobuf bodies are read for Namespace, DeleteOptions and Eviction only, not " +
-                                decoded->kind + "; send it as application/json"},
-                {"reason", "UnsupportedMediaType"},
-                {"code", 415}}));
+      return Respond(JsonResponse(415, {{"kind", "Status"},
+                                        {"apiVersion", "v1"},
+                                        {"metadata", json::object()},
+                                        {"status", "Failure"},
+                                        {"message",
+                                         "protobuf bodies are read for Namespace, DeleteOptions, Eviction "
+                                         "and the self reviews only, not " +
+                                             decoded->kind + "; send it as application/json"},
+                                        {"reason", "UnsupportedMediaType"},
+                                        {"code", 415}}));
     }
     converted = request;
     converted.body = decoded->object.dump();
@@ -1441,11 +1454,9 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& request, const std::shared_ptr<
   if (seg.size() < 3 || seg[0] != "api" || seg[1] != "v1") return Respond(NotFound(path));
   if (seg[2] == "namespaces" && seg.size() <= 4) {
     const std::string* ns_name = seg.size() == 4 ? &seg[3] : nullptr;
-    bool watch = false;
-    if (q->Has("watch") && !ParseBool(q->Get("watch"), &watch)) {
-      return Respond(ErrorResponse(Code::kBadRequest, "invalid watch parameter: " + q->Get("watch")));
-    }
-    if (watch) return WatchNamespaces(registry_, clock_, req, *q, ns_name, sink);
+    Result<bool> watch = WatchRequested(*q, false);
+    if (!watch.ok()) return Respond(ErrorResponse(watch.status()));
+    if (*watch) return WatchNamespaces(registry_, clock_, req, *q, ns_name, sink);
     return Respond(ServeNamespaces(registry_, clock_, req, *q, ns_name));
   }
 
@@ -1482,11 +1493,9 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& request, const std::shared_ptr<
   if (resource == "events") {
     const std::string* event = i < seg.size() ? &seg[i++] : nullptr;
     if (i != seg.size() || (event != nullptr && cluster_scope)) return Respond(NotFound(path));
-    bool watch = watch_path;
-    if (q->Has("watch") && !ParseBool(q->Get("watch"), &watch)) {
-      return Respond(ErrorResponse(Code::kBadRequest, "invalid watch parameter: " + q->Get("watch")));
-    }
-    if (watch) return WatchEvents(&events_, clock_, req, *q, cluster_scope ? "" : ns, event, sink);
+    Result<bool> watch = WatchRequested(*q, watch_path);
+    if (!watch.ok()) return Respond(ErrorResponse(watch.status()));
+    if (*watch) return WatchEvents(&events_, clock_, req, *q, cluster_scope ? "" : ns, event, sink);
     return Respond(ServeEvents(&events_, registry_, clock_, req, *q, cluster_scope, ns, event));
   }
   const bool pods = resource == "pods";

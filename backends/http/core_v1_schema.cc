@@ -16,6 +16,7 @@ struct MergeList {
   const char* type;
   const char* field;
   const char* key;  // "" for a list of primitives merged as a set
+  bool retain_keys = false;
 };
 constexpr MergeList kMergeLists[] = {
     {"V1ObjectMeta", "finalizers", ""},
@@ -23,7 +24,7 @@ constexpr MergeList kMergeLists[] = {
     {"V1PodSpec", "containers", "name"},
     {"V1PodSpec", "initContainers", "name"},
     {"V1PodSpec", "ephemeralContainers", "name"},
-    {"V1PodSpec", "volumes", "name"},
+    {"V1PodSpec", "volumes", "name", /*retain_keys=*/true},
     {"V1PodSpec", "imagePullSecrets", "name"},
     {"V1PodSpec", "hostAliases", "ip"},
     {"V1PodSpec", "topologySpreadConstraints", "topologyKey"},
@@ -71,6 +72,7 @@ const Schema& CoreV1Schema() {
       if (f == t->second.end()) continue;
       f->second.merge = true;
       f->second.merge_key = m.key;
+      f->second.retain_keys = m.retain_keys;
     }
     return s;
   }();

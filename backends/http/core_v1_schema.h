@@ -20,6 +20,8 @@ struct SchemaField {
   // primitives when not); others are replaced.
   bool merge = false;
   std::string merge_key;
+  // patchStrategy "merge,retainKeys" (PodSpec.volumes): a patch may list the keys an element keeps.
+  bool retain_keys = false;
 };
 
 // The field `name` of core/v1 type `type` ("V1PodSpec"), or nullptr if the schema has no such field.

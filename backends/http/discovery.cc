@@ -2,6 +2,7 @@
 
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/http/access_review.h"
@@ -41,7 +42,9 @@ json QueryParam(const char* name) {
   return {{"name", name}, {"in", "query"}, {"schema", {{"type", "string"}}}, {"uniqueItems", true}};
 }
 
-json SchemaRef(const std::string& name) { return {{"$ref", "#/components/schemas/" + name}}; }
+constexpr std::string_view kSchemaRefPrefix = "#/components/schemas/";
+
+json SchemaRef(const std::string& name) { return {{"$ref", std::string(kSchemaRefPrefix) + name}}; }
 
 // An operation as kube-apiserver describes it: its kind, query parameters, the request body of a write
 // (the patch types of a PATCH: kubectl computes a strategic merge patch from the schema only when the
@@ -88,9 +91,7 @@ const json& AllSchemas() {
       for (auto& [field, prop] : props.items()) {
         const SchemaField* f = FindSchemaField(py, field);
         if (f == nullptr || f->kind != SchemaField::Kind::kList || !f->merge) continue;
-        // types.go: PodSpec.volumes is "merge,retainKeys" (a patch may say which volume source stays).
-        prop["x-kubernetes-patch-strategy"] =
-            py == "V1PodSpec" && field == "volumes" ? "merge,retainKeys" : "merge";
+        prop["x-kubernetes-patch-strategy"] = f->retain_keys ? "merge,retainKeys" : "merge";
         if (f->merge_key.empty()) {
           prop["x-kubernetes-list-type"] = "set";
         } else {
@@ -115,7 +116,6 @@ json SchemasFrom(const std::vector<std::string>& roots) {
   json out = json::object();
   std::vector<std::string> todo = roots;
   std::set<std::string> seen;
-  const std::string prefix = "#/components/schemas/";
   while (!todo.empty()) {
     const std::string name = std::move(todo.back());
     todo.pop_back();
@@ -128,7 +128,8 @@ json SchemasFrom(const std::vector<std::string>& roots) {
       walk.pop_back();
       if (j->is_object()) {
         auto r = j->find("$ref");
-        if (r != j->end() && r->is_string()) todo.push_back(r->get<std::string>().substr(prefix.size()));
+        if (r != j->end() && r->is_string())
+          todo.push_back(r->get<std::string>().substr(kSchemaRefPrefix.size()));
         for (const json& v : *j) walk.push_back(&v);
       } else if (j->is_array()) {
         for (const json& v : *j) walk.push_back(&v);

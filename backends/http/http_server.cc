@@ -58,6 +58,13 @@ std::string_view AsStd(beast::string_view s) { return std::string_view(s.data(),
 
 // A watcher beyond this share of the global watch buffer budget is the one closed when it is spent.
 constexpr std::size_t kWatchBufferShare = 64 << 10;
+
+// A watch stream over budget: `own` bytes beyond its own limit, or the server's `total` spent while its
+// client holds more than its share `unsent`.
+bool OverWatchBudget(const HttpServerOptions& o, std::size_t own, std::size_t total, std::size_t unsent) {
+  return own > o.max_watch_buffer_bytes ||
+         (total > o.max_total_watch_buffer_bytes && unsent > kWatchBufferShare);
+}
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 
 // A Kubernetes Status body for the codes engine/status.h does not name (429, 431).
@@ -154,12 +161,10 @@ class Session : public std::enable_shared_from_this<Session> {
       const std::size_t n = line.size();
       const std::size_t queued = backlog_->queued.fetch_add(n) + n;
       const std::size_t total = server_->watch_queued_bytes.fetch_add(n) + n;
-      const HttpServerOptions& o = server_->options;
       // The server's total is spent: the watchers whose clients hold the most (unsent lines beyond
       // their share) go, not the ones the server's own threads are behind on.
       if (backlog_->live.load() &&
-          (queued > o.max_watch_buffer_bytes ||
-           (total > o.max_total_watch_buffer_bytes && backlog_->pending.load() > kWatchBufferShare))) {
+          OverWatchBudget(server_->options, queued, total, backlog_->pending.load())) {
         backlog_->overflowed = true;
         Unqueue(backlog_.get(), server_, n);
         gate_->Post(ex_, [w = session_] {
@@ -359,9 +364,7 @@ class Session : public std::enable_shared_from_this<Session> {
     const std::size_t total = server_->watch_buffer_bytes.fetch_add(line.size()) + line.size();
     // A client that does not keep up is closed (it re-lists), rather than buffered without bound.
     // The initial events (queued before the header could be sent) are a list, bounded by the store.
-    if (header_sent_ &&
-        (pending_.size() > server_->options.max_watch_buffer_bytes ||
-         (total > server_->options.max_total_watch_buffer_bytes && pending_.size() > kWatchBufferShare))) {
+    if (header_sent_ && OverWatchBudget(server_->options, pending_.size(), total, pending_.size())) {
       return OnWatchOverflow();
     }
     Pump();

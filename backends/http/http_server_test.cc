@@ -709,19 +709,22 @@ TEST_F(HttpServerTest, NamespacesCanBeWatched) {
   EXPECT_EQ(client_->Get(ns + "?watch=1&resourceVersion=abc").status, 400);
 }
 
+// An Event about pod p in default, labelled a=1.
+json EventJson(const std::string& name, const std::string& reason) {
+  return json{{"apiVersion", "v1"},
+              {"kind", "Event"},
+              {"metadata", {{"name", name}, {"labels", {{"a", "1"}}}}},
+              {"involvedObject", {{"kind", "Pod"}, {"name", "p"}, {"namespace", "default"}}},
+              {"reason", reason},
+              {"message", "m"},
+              {"count", 1},
+              {"type", "Normal"}};
+}
+
 // kubectl get events -w: JSON or Tables, all namespaces or one, by name on the watch path.
 TEST_F(HttpServerTest, EventsCanBeWatched) {
   const std::string events = "/api/v1/namespaces/default/events";
-  auto event = [](const std::string& name, const std::string& reason) {
-    return json{{"apiVersion", "v1"},
-                {"kind", "Event"},
-                {"metadata", {{"name", name}}},
-                {"involvedObject", {{"kind", "Pod"}, {"name", "p"}, {"namespace", "default"}}},
-                {"reason", reason},
-                {"message", "m"},
-                {"type", "Normal"}};
-  };
-  ASSERT_EQ(client_->Post(events, event("e1", "Started")).status, 201);
+  ASSERT_EQ(client_->Post(events, EventJson("e1", "Started")).status, 201);
   WatchReader all(server_->port(), "/api/v1/events?watch=true");
   WatchReader named(server_->port(), "/api/v1/watch/namespaces/default/events/e2");
   WatchReader table(server_->port(), events + "?watch=1&fieldSelector=reason%3DKilled",
@@ -731,7 +734,7 @@ TEST_F(HttpServerTest, EventsCanBeWatched) {
   ASSERT_TRUE(listed.has_value());
   EXPECT_EQ((*listed)["type"], "ADDED");
   EXPECT_EQ((*listed)["object"]["metadata"]["name"], "e1");
-  ASSERT_EQ(client_->Post(events, event("e2", "Killed")).status, 201);
+  ASSERT_EQ(client_->Post(events, EventJson("e2", "Killed")).status, 201);
   std::optional<json> added = named.Next();
   ASSERT_TRUE(added.has_value());
   EXPECT_EQ((*added)["object"]["reason"], "Killed");
@@ -754,17 +757,8 @@ TEST_F(HttpServerTest, EventsCanBeWatched) {
 // python patch_namespaced_event and delete_collection_namespaced_event (client-go's recorder patches too).
 TEST_F(HttpServerTest, EventsTakePatchesAndCollectionDeletes) {
   const std::string events = "/api/v1/namespaces/default/events";
-  auto event = [](const std::string& name, const std::string& reason) {
-    return json{{"apiVersion", "v1"},
-                {"kind", "Event"},
-                {"metadata", {{"name", name}, {"labels", {{"a", "1"}}}}},
-                {"involvedObject", {{"kind", "Pod"}, {"name", "p"}, {"namespace", "default"}}},
-                {"reason", reason},
-                {"message", "m"},
-                {"count", 1},
-                {"type", "Normal"}};
-  };
-  for (const char* name : {"e1", "e2", "e3"}) ASSERT_EQ(client_->Post(events, event(name, name)).status, 201);
+  for (const char* name : {"e1", "e2", "e3"})
+    ASSERT_EQ(client_->Post(events, EventJson(name, name)).status, 201);
   Reply merged =
       client_->Patch(events + "/e1", R"({"count":2,"message":"again"})", "application/merge-patch+json");
   ASSERT_EQ(merged.status, 200) << merged.body;
