@@ -337,6 +337,37 @@ const char* EventTypeName(typename ApiWatchEvent<T>::Type t) {
   return "ERROR";
 }
 
+// A watch stream's line for `j`: compact JSON and a newline.
+WatchLine LineOf(const json& j) {
+  std::string bytes = DumpJson(j);
+  bytes.push_back('\n');
+  return std::make_shared<const std::string>(std::move(bytes));
+}
+
+// The line of a `type` event of `object`, serialized once for every watcher it goes to: the watch cache
+// hands one change to each of its watchers in turn, on its thread, with the same (cached) object, so
+// this thread's last line is reused while the object and type are the same. The memo holds the object,
+// so its address cannot be reused by another while it is remembered. A line over kMaxSharedLineBytes
+// is not remembered: the memo of each thread that ever served a watch must stay small.
+constexpr std::size_t kMaxSharedLineBytes = 64 << 10;
+template <typename T>
+WatchLine SharedEventLine(const char* type, const std::shared_ptr<const T>& object) {
+  struct Memo {
+    std::shared_ptr<const T> object;
+    const char* type = nullptr;
+    WatchLine line;
+  };
+  thread_local Memo memo;
+  if (memo.object == object && memo.type == type) return memo.line;
+  WatchLine line = LineOf({{"type", type}, {"object", Kind<T>::ToJson(*object)}});
+  if (line->size() <= kMaxSharedLineBytes) {
+    memo = Memo{object, type, line};
+  } else {
+    memo = Memo();
+  }
+  return line;
+}
+
 IncludeObject IncludeObjectOf(const Query& q) {
   const std::string v = q.Get("includeObject");
   if (v == "None") return IncludeObject::kNone;
@@ -466,19 +497,16 @@ class ResourceRoutes {
                {"metadata", {{"resourceVersion", ev.object->metadata.resource_version}}}};
       } else if (ev.object == nullptr) {
         return;
-      } else if (table) {
+      } else if (!table) {
+        return sink->OnLine(SharedEventLine<T>(EventTypeName<T>(ev.type), ev.object));
+      } else {
         topts.include_columns = *first;
         topts.resource_version = ev.object->metadata.resource_version;
         topts.now = clock->Now();  // AGE as of this event, not as of the watch's start
         *first = false;
         obj = Kind<T>::Table({ev.object}, topts);
-      } else {
-        obj = Kind<T>::ToJson(*ev.object);
       }
-      json line = {{"type", EventTypeName<T>(ev.type)}, {"object", std::move(obj)}};
-      std::string bytes = DumpJson(line);
-      bytes.push_back('\n');
-      sink->OnLine(std::move(bytes));
+      sink->OnLine(LineOf({{"type", EventTypeName<T>(ev.type)}, {"object", std::move(obj)}}));
       if (ev.type == E::kError) sink->OnEnd();
     };
     Result<std::unique_ptr<RegistryWatch>> w =
@@ -1040,9 +1068,7 @@ ApiOutcome ServeJsonWatch(const Clock* clock, const HttpRequest& req, const Quer
       *first = false;
       line["object"] = table(json::array({ev["object"]}), topts);
     }
-    std::string bytes = DumpJson(line);
-    bytes.push_back('\n');
-    sink->OnLine(std::move(bytes));
+    sink->OnLine(LineOf(line));
   };
   Result<std::unique_ptr<RegistryWatch>> w = start(std::move(on_event), [sink] { sink->OnEnd(); });
   if (!w.ok()) return Respond(ErrorResponse(w.status()));

@@ -57,13 +57,18 @@ Result<DeleteOptions> DeleteOptionsFromJson(const nlohmann::json& options, Delet
 // The value of a Warning header for `message`, as kube-apiserver sends it: `299 - "message"`.
 std::string WarningHeaderValue(std::string_view message);
 
+// One line of a watch stream: {"type":"ADDED","object":{...}} followed by '\n'. Shared, not copied: a
+// change the watch cache fans out is serialized once for all of its watchers (as kube-apiserver's
+// cachingObject does), and each watcher's queue holds a reference.
+using WatchLine = std::shared_ptr<const std::string>;
+
 // Receives the lines of one watch stream, in order and never concurrently: first the initial events
 // (inline, on the thread calling Handle), then from the store's watch thread. Must not block.
 class WatchSink {
  public:
   virtual ~WatchSink() = default;
-  // One event: {"type":"ADDED","object":{...}} followed by '\n'.
-  virtual void OnLine(std::string line) = 0;
+  // One event (a pod log stream's sink gets pieces of the log instead).
+  virtual void OnLine(WatchLine line) = 0;
   // The watch ended on its own (after an ERROR event); no line follows.
   virtual void OnEnd() = 0;
 };

@@ -156,9 +156,9 @@ class Session : public std::enable_shared_from_this<Session> {
     // Lines are counted when posted, so a strand that falls behind the watch's producer cannot queue
     // copies without bound (1,000 watchers of 300 8 KiB events held 1.7 GB): beyond the session's or
     // the server's budget (as OnWatchLine's) the watch is closed and its next lines dropped.
-    void OnLine(std::string line) override {
+    void OnLine(WatchLine line) override {
       if (backlog_->overflowed.load()) return;
-      const std::size_t n = line.size();
+      const std::size_t n = line->size();
       const std::size_t queued = backlog_->queued.fetch_add(n) + n;
       const std::size_t total = server_->watch_queued_bytes.fetch_add(n) + n;
       // The server's total is spent: the watchers whose clients hold the most (unsent lines beyond
@@ -174,8 +174,8 @@ class Session : public std::enable_shared_from_this<Session> {
       }
       const bool posted =
           gate_->Post(ex_, [w = session_, b = backlog_, server = server_, line = std::move(line)]() mutable {
-            Unqueue(b.get(), server, line.size());
-            if (auto s = w.lock()) s->OnWatchLine(line);
+            Unqueue(b.get(), server, line->size());
+            if (auto s = w.lock()) s->OnWatchLine(std::move(line));
           });
       if (!posted) Unqueue(backlog_.get(), server_, n);
     }
@@ -356,15 +356,17 @@ class Session : public std::enable_shared_from_this<Session> {
                                      });
   }
 
-  void OnWatchLine(const std::string& line) {
+  void OnWatchLine(WatchLine line) {
     if (closed_ || ending_) return;
-    pending_ += line;
-    buffered_ += line.size();
+    const std::size_t n = line->size();
+    pending_.push_back(std::move(line));
+    pending_bytes_ += n;
+    buffered_ += n;
     if (backlog_) backlog_->pending = buffered_;
-    const std::size_t total = server_->watch_buffer_bytes.fetch_add(line.size()) + line.size();
+    const std::size_t total = server_->watch_buffer_bytes.fetch_add(n) + n;
     // A client that does not keep up is closed (it re-lists), rather than buffered without bound.
     // The initial events (queued before the header could be sent) are a list, bounded by the store.
-    if (header_sent_ && OverWatchBudget(server_->options, pending_.size(), total, pending_.size())) {
+    if (header_sent_ && OverWatchBudget(server_->options, pending_bytes_, total, pending_bytes_)) {
       return OnWatchOverflow();
     }
     Pump();
@@ -404,14 +406,20 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!header_sent_ || writing_ || closed_) return;
     if (!pending_.empty()) {
       in_flight_ = std::move(pending_);
+      in_flight_bytes_ = pending_bytes_;
       pending_.clear();
+      pending_bytes_ = 0;
+      in_flight_buffers_.clear();
+      for (const WatchLine& l : in_flight_) in_flight_buffers_.emplace_back(l->data(), l->size());
       writing_ = true;
       stream_.expires_after(kWriteTimeout);
-      net::async_write(stream_, http::make_chunk(net::buffer(in_flight_)),
+      net::async_write(stream_, http::make_chunk(in_flight_buffers_),
                        [self = shared_from_this()](beast::error_code ec, std::size_t) {
                          self->writing_ = false;
                          self->stream_.expires_never();
-                         self->ReleaseBuffered(self->in_flight_.size());
+                         self->ReleaseBuffered(self->in_flight_bytes_);
+                         self->in_flight_.clear();  // the lines other watchers may still share
+                         self->in_flight_buffers_.clear();
                          if (ec) return self->Close();
                          self->Pump();
                        });
@@ -458,8 +466,9 @@ class Session : public std::enable_shared_from_this<Session> {
     watch_.reset();
     ReleaseWatch();
     pending_.clear();
+    pending_bytes_ = 0;
     // Bytes of a write still in flight are given back when it completes, the rest now.
-    ReleaseBuffered(writing_ ? buffered_ - std::min(buffered_, in_flight_.size()) : buffered_);
+    ReleaseBuffered(writing_ ? buffered_ - std::min(buffered_, in_flight_bytes_) : buffered_);
     timer_.cancel();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -484,8 +493,12 @@ class Session : public std::enable_shared_from_this<Session> {
   std::unique_ptr<RegistryWatch> watch_;
   std::optional<http::response<http::empty_body>> watch_header_;
   std::optional<http::response_serializer<http::empty_body>> watch_serializer_;
-  std::string pending_;    // lines not yet written
-  std::string in_flight_;  // the chunk being written
+  // Lines not yet written, and the chunk being written (shared with the other watchers of a change).
+  std::vector<WatchLine> pending_;
+  std::size_t pending_bytes_ = 0;
+  std::vector<WatchLine> in_flight_;
+  std::size_t in_flight_bytes_ = 0;
+  std::vector<net::const_buffer> in_flight_buffers_;
   bool header_sent_ = false;
   bool writing_ = false;
   bool ending_ = false;

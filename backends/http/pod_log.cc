@@ -103,7 +103,8 @@ class FollowedLog final : public RegistryWatch {
     while (!stopping_.load()) {
       up_->stream->expires_never();
       const bool more = ReadSome(up_.get(), &piece);
-      if (!piece.empty() && !stopping_.load()) sink_->OnLine(std::move(piece));
+      if (!piece.empty() && !stopping_.load())
+        sink_->OnLine(std::make_shared<const std::string>(std::move(piece)));
       piece.clear();
       if (!more || up_->parser->is_done()) break;
     }

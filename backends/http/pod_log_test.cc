@@ -18,7 +18,7 @@ namespace {
 
 class NoSink final : public WatchSink {
  public:
-  void OnLine(std::string) override {}
+  void OnLine(WatchLine) override {}
   void OnEnd() override {}
 };
 
