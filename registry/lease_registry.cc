@@ -1,5 +1,6 @@
 #include "registry/lease_registry.h"
 
+#include "registry/json_watch.h"
 #include "registry/validation.h"
 
 namespace rcsim {
@@ -37,6 +38,24 @@ Status ValidateLease(const Lease& lease) {
 std::string Stored(Lease lease) {
   lease.metadata.resource_version.clear();
   return EncodeLease(lease);
+}
+
+// The lease selectors `opts` may carry: labels, metadata.name and metadata.namespace.
+Status CheckLeaseFields(const ListOptions& opts) {
+  for (const FieldRequirement& f : opts.fields) {
+    if (f.field != "metadata.namespace") {
+      return Status(Code::kBadRequest, "field label not supported: " + f.field);
+    }
+  }
+  return Status::Ok();
+}
+
+bool LeaseMatches(const Lease& lease, const ListOptions& opts) {
+  if (!opts.field_name.empty() && lease.metadata.name != opts.field_name) return false;
+  for (const FieldRequirement& f : opts.fields) {  // metadata.namespace only (CheckLeaseFields)
+    if ((lease.metadata.namespace_ == f.value) != f.equal) return false;
+  }
+  return opts.label_selector.Matches(lease.metadata.labels);
 }
 
 }  // namespace
@@ -77,6 +96,41 @@ Result<ObjectList<Lease>> LeaseRegistry::List(const std::string& ns) {
     out.items.push_back(std::move(lease).value());
   }
   return out;
+}
+
+Result<ObjectList<Lease>> LeaseRegistry::List(const std::string& ns, const ListOptions& opts) {
+  if (Status s = CheckLeaseFields(opts); !s.ok()) return s;
+  auto list = List(ns);
+  if (!list.ok()) return list.status();
+  std::erase_if(list->items, [&](const LeasePtr& l) { return !LeaseMatches(*l, opts); });
+  return list;
+}
+
+Result<std::unique_ptr<RegistryWatch>> LeaseRegistry::Watch(
+    const std::string& ns, const ListOptions& opts, const std::string& resource_version,
+    std::function<void(const nlohmann::json& event)> on_event, std::function<void()> on_end) {
+  if (Status s = CheckLeaseFields(opts); !s.ok()) return s;
+  int64_t from = 0;
+  if (resource_version.empty() || resource_version == "0") {
+    auto list = List(ns, opts);
+    if (!list.ok()) return list.status();
+    for (const LeasePtr& l : list->items) on_event({{"type", "ADDED"}, {"object", LeaseToJson(*l)}});
+    from = std::stoll(list->resource_version);
+  } else {
+    Result<int64_t> rv = ParseResourceVersion(resource_version);
+    if (!rv.ok()) return rv.status();
+    from = *rv;
+  }
+  // Each change's object is decoded and written back as Get gives it (the stored form has no
+  // resourceVersion); one that does not decode as a Lease is skipped.
+  auto filter = [opts](const std::string&, std::string*, nlohmann::json* obj) {
+    Result<Lease> lease = LeaseFromJson(*obj);
+    if (!lease.ok() || !LeaseMatches(*lease, opts)) return false;
+    *obj = LeaseToJson(*lease);
+    return true;
+  };
+  return StartJsonWatch(ctx_->store(), LeasePrefix(ns), from, std::move(filter), std::move(on_event),
+                        std::move(on_end));
 }
 
 Result<LeasePtr> LeaseRegistry::Create(const std::string& ns, Lease lease) {

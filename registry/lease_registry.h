@@ -15,6 +15,9 @@
 #ifndef RCSIM_REGISTRY_LEASE_REGISTRY_H_
 #define RCSIM_REGISTRY_LEASE_REGISTRY_H_
 
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -35,6 +38,17 @@ class LeaseRegistry {
   Result<LeasePtr> Get(const std::string& ns, const std::string& name);
   // ns "" lists every namespace, in key order; resource_version is the revision read at.
   Result<ObjectList<Lease>> List(const std::string& ns);
+  // As List, only the leases matching `opts`' label selector and metadata.name (field_name); any other
+  // field selector but metadata.namespace is kBadRequest, as kube-apiserver answers for leases.
+  Result<ObjectList<Lease>> List(const std::string& ns, const ListOptions& opts);
+  // Watches the leases of `ns` ("" = all) matching `opts` (as List): from resource_version, or, when it
+  // is "" or "0", an ADDED event per lease listed first. Events are {"type", "object"} JSON, the object
+  // as Get gives it; a value that does not decode is skipped (json_watch.h). kGone for a compacted
+  // resource_version (as an ERROR event).
+  Result<std::unique_ptr<RegistryWatch>> Watch(const std::string& ns, const ListOptions& opts,
+                                               const std::string& resource_version,
+                                               std::function<void(const nlohmann::json& event)> on_event,
+                                               std::function<void()> on_end);
   Result<LeasePtr> Create(const std::string& ns, Lease lease);
   Result<LeasePtr> Update(const Lease& lease);
   Result<LeasePtr> Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts);

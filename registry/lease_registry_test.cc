@@ -70,6 +70,68 @@ TEST_F(LeaseRegistryTest, InvalidLeasesAreRefused) {
   EXPECT_EQ(leases_.Create("ns", zero).status().code(), Code::kInvalid);
 }
 
+TEST_F(LeaseRegistryTest, ListsAndWatchesKeepOnlyTheSelectedLeases) {
+  Lease a = MakeLease("node-a", "node-a");
+  a.metadata.labels["tier"] = "gold";
+  ASSERT_TRUE(leases_.Create("kube-node-lease", a).ok());
+  ASSERT_TRUE(leases_.Create("kube-node-lease", MakeLease("node-b", "node-b")).ok());
+  ASSERT_TRUE(leases_.Create("kube-system", MakeLease("rc-manager", "m")).ok());
+  ListOptions gold;
+  gold.label_selector = *LabelSelector::Parse("tier=gold");
+  auto listed = leases_.List("", gold);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->items.size(), 1u);
+  EXPECT_EQ(listed->items[0]->metadata.name, "node-a");
+  ListOptions named;
+  named.field_name = "node-b";
+  EXPECT_EQ(leases_.List("kube-node-lease", named)->items.size(), 1u);
+  ListOptions bad;
+  bad.fields.push_back({"spec.holderIdentity", true, "x"});
+  EXPECT_EQ(leases_.List("", bad).status().code(), Code::kBadRequest);
+
+  // From "": every selected lease as ADDED, then each change of a selected one, as Get gives it.
+  std::vector<nlohmann::json> events;
+  ListOptions node_leases;
+  auto w = leases_.Watch(
+      "kube-node-lease", node_leases, "", [&](const nlohmann::json& ev) { events.push_back(ev); }, [] {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["type"], "ADDED");
+  EXPECT_EQ(events[0]["object"]["metadata"]["name"], "node-a");
+  auto b = leases_.Get("kube-node-lease", "node-b");
+  Lease renewed = **b;
+  renewed.spec.renew_time = *renewed.spec.renew_time + std::chrono::seconds(10);
+  auto updated = leases_.Update(renewed);
+  ASSERT_TRUE(updated.ok());
+  Lease other = **leases_.Get("kube-system", "rc-manager");
+  other.spec.holder_identity = "n";
+  ASSERT_TRUE(leases_.Update(other).ok());  // another namespace: never seen by this watch
+  ASSERT_TRUE(leases_.Delete("kube-node-lease", "node-a", DeleteOptions()).ok());
+  loop_.RunUntilIdle();
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[2]["type"], "MODIFIED");
+  EXPECT_EQ(events[2]["object"]["metadata"]["resourceVersion"], (*updated)->metadata.resource_version);
+  EXPECT_EQ(DecodeLease(events[2]["object"].dump())->spec.renew_time, renewed.spec.renew_time);
+  EXPECT_EQ(events[3]["type"], "DELETED");
+  EXPECT_EQ(events[3]["object"]["metadata"]["name"], "node-a");
+
+  // From a resourceVersion: only what changed after it, and only the leases selected.
+  std::vector<nlohmann::json> gold_events;
+  auto gw = leases_.Watch(
+      "", gold, listed->resource_version, [&](const nlohmann::json& ev) { gold_events.push_back(ev); },
+      [] {});
+  ASSERT_TRUE(gw.ok());
+  loop_.RunUntilIdle();
+  ASSERT_EQ(gold_events.size(), 1u);  // node-a's deletion; node-b is not gold
+  EXPECT_EQ(gold_events[0]["type"], "DELETED");
+  EXPECT_EQ(leases_
+                .Watch(
+                    "", bad, "", [](const nlohmann::json&) {}, [] {})
+                .status()
+                .code(),
+            Code::kBadRequest);
+}
+
 TEST(LeaseCodecTest, RoundTripsInTheKubernetesShape) {
   Lease l = MakeLease("n", "holder-1");
   l.metadata.namespace_ = "ns";

@@ -211,20 +211,6 @@ Status ReconcileMeta(ObjectMeta* meta, const std::string& ns, const std::string*
   return Status::Ok();
 }
 
-HttpResponse UnsupportedMediaTypeResponse(const std::string& content_type) {
-  return JsonResponse(415, {{"kind", "Status"},
-                            {"apiVersion", "v1"},
-                            {"metadata", json::object()},
-                            {"status", "Failure"},
-                            {"message",
-                             "the body of the request was in an unknown format - accepted media types "
-                             "include: application/json, application/merge-patch+json, "
-                             "application/strategic-merge-patch+json, application/json-patch+json; got \"" +
-                                 content_type + "\""},
-                            {"reason", "UnsupportedMediaType"},
-                            {"code", 415}});
-}
-
 // A patch may not change metadata.name, namespace, uid or creationTimestamp: 422 naming the field.
 Status CheckImmutableMeta(const json& patched, const json& current) {
   static const char* const kImmutable[] = {"name", "namespace", "uid", "creationTimestamp"};
@@ -909,43 +895,60 @@ HttpResponse ServeSelfReviews(const HttpRequest& req, const std::vector<std::str
   return answer.ok() ? JsonResponse(201, *answer) : ErrorResponse(answer.status());
 }
 
+// A Table column of strings.
+json TableColumn(const char* name, const char* description, const char* format = "") {
+  return {
+      {"name", name}, {"type", "string"}, {"format", format}, {"description", description}, {"priority", 0}};
+}
+
+// A Table row of `cells` for `obj`, carrying the object as ?includeObject asks.
+json TableRow(json cells, const json& obj, IncludeObject include) {
+  json row = {{"cells", std::move(cells)}};
+  if (include == IncludeObject::kObject) {
+    row["object"] = obj;
+  } else if (include == IncludeObject::kMetadata) {
+    row["object"] = {
+        {"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", obj["metadata"]}};
+  }
+  return row;
+}
+
+// The AGE cell of a JSON object (its metadata.creationTimestamp) as of `now`.
+std::string AgeOf(const json& obj, TimePoint now) {
+  auto meta = obj.find("metadata");
+  if (meta == obj.end() || !meta->is_object()) return "<unknown>";
+  auto created = meta->find("creationTimestamp");
+  if (created == meta->end() || !created->is_string()) return "<unknown>";
+  auto ts = ParseRfc3339(created->get<std::string>());
+  return ts ? HumanAge(now - *ts) : "<unknown>";
+}
+
 json NamespaceTable(const json& items, const TableOptions& o) {
   json t = {{"kind", "Table"},
             {"apiVersion", "meta.k8s.io/v1"},
             {"metadata", {{"resourceVersion", o.resource_version}}},
-            {"columnDefinitions", json::array({{{"name", "Name"},
-                                                {"type", "string"},
-                                                {"format", "name"},
-                                                {"description", "Name"},
-                                                {"priority", 0}},
-                                               {{"name", "Status"},
-                                                {"type", "string"},
-                                                {"format", ""},
-                                                {"description", "The status of the namespace"},
-                                                {"priority", 0}},
-                                               {{"name", "Age"},
-                                                {"type", "string"},
-                                                {"format", ""},
-                                                {"description", "CreationTimestamp"},
-                                                {"priority", 0}}})},
+            {"columnDefinitions", json::array({TableColumn("Name", "Name", "name"),
+                                               TableColumn("Status", "The status of the namespace"),
+                                               TableColumn("Age", "CreationTimestamp")})},
             {"rows", json::array()}};
   if (!o.include_columns) t["columnDefinitions"] = json::array();  // watch events after the first
   for (const json& ns : items) {
-    std::string age = "<unknown>";
-    if (ns["metadata"].contains("creationTimestamp") && ns["metadata"]["creationTimestamp"].is_string()) {
-      if (auto ts = ParseRfc3339(ns["metadata"]["creationTimestamp"].get<std::string>()))
-        age = HumanAge(o.now - *ts);
-    }
-    json row = {{"cells", {ns["metadata"]["name"], ns["status"].value("phase", "Active"), age}}};
-    if (o.include_object == IncludeObject::kObject) {
-      row["object"] = ns;
-    } else if (o.include_object == IncludeObject::kMetadata) {
-      row["object"] = {
-          {"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", ns["metadata"]}};
-    }
-    t["rows"].push_back(std::move(row));
+    t["rows"].push_back(TableRow(
+        json::array({ns["metadata"]["name"], ns["status"].value("phase", "Active"), AgeOf(ns, o.now)}), ns,
+        o.include_object));
   }
   return t;
+}
+
+// LeaseTable over JSON leases (a watch's events).
+json LeaseJsonTable(const json& items, const TableOptions& o) {
+  std::vector<LeasePtr> leases;
+  for (const json& l : items) {
+    if (Result<Lease> lease = LeaseFromJson(l); lease.ok()) {
+      leases.push_back(std::make_shared<const Lease>(std::move(lease).value()));
+    }
+  }
+  return LeaseTable(leases, o);
 }
 
 // /api/v1/namespaces[/{name}]: list, create, get, update, patch (merge, strategic merge, JSON patch),
@@ -1162,10 +1165,6 @@ HttpResponse ServeBinding(Registry* registry, const HttpRequest& req, const Quer
 
 // What `kubectl get events` prints: Last Seen, Type, Reason, Object, Message.
 json EventTable(const json& events, const TableOptions& o) {
-  auto column = [](const char* name, const char* description) {
-    return json{
-        {"name", name}, {"type", "string"}, {"format", ""}, {"description", description}, {"priority", 0}};
-  };
   auto text = [](const json& j, const char* a, const char* b = nullptr) -> std::string {
     const json* x = j.contains(a) ? &j[a] : nullptr;
     if (x != nullptr && b != nullptr) x = x->is_object() && x->contains(b) ? &(*x)[b] : nullptr;
@@ -1174,11 +1173,11 @@ json EventTable(const json& events, const TableOptions& o) {
   json t = {{"kind", "Table"},
             {"apiVersion", "meta.k8s.io/v1"},
             {"metadata", {{"resourceVersion", o.resource_version}}},
-            {"columnDefinitions",
-             json::array({column("Last Seen", "The time the event was last seen"),
-                          column("Type", "Normal or Warning"), column("Reason", "Why the event was recorded"),
-                          column("Object", "The object the event is about"),
-                          column("Message", "A description of the event")})},
+            {"columnDefinitions", json::array({TableColumn("Last Seen", "The time the event was last seen"),
+                                               TableColumn("Type", "Normal or Warning"),
+                                               TableColumn("Reason", "Why the event was recorded"),
+                                               TableColumn("Object", "The object the event is about"),
+                                               TableColumn("Message", "A description of the event")})},
             {"rows", json::array()}};
   for (const json& ev : events) {
     std::string seen = text(ev, "lastTimestamp");
@@ -1188,16 +1187,10 @@ json EventTable(const json& events, const TableOptions& o) {
     if (auto ts = ParseRfc3339(seen)) age = HumanAge(o.now - *ts);
     std::string kind = text(ev, "involvedObject", "kind");
     for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    json row = {{"cells",
-                 {age, text(ev, "type"), text(ev, "reason"), kind + "/" + text(ev, "involvedObject", "name"),
-                  text(ev, "message")}}};
-    if (o.include_object == IncludeObject::kObject) {
-      row["object"] = ev;
-    } else if (o.include_object == IncludeObject::kMetadata) {
-      row["object"] = {
-          {"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", ev["metadata"]}};
-    }
-    t["rows"].push_back(std::move(row));
+    t["rows"].push_back(
+        TableRow(json::array({age, text(ev, "type"), text(ev, "reason"),
+                              kind + "/" + text(ev, "involvedObject", "name"), text(ev, "message")}),
+                 ev, o.include_object));
   }
   return t;
 }
@@ -1234,6 +1227,31 @@ ApiOutcome WatchEvents(EventRegistry* events, const Clock* clock, const HttpRequ
   return ServeJsonWatch(clock, req, q, sink, EventTable, [&](auto on_event, auto on_end) {
     return events->Watch(ns, q.Get("resourceVersion"), sel->fields, sel->labels, std::move(on_event),
                          std::move(on_end));
+  });
+}
+
+// A watch of leases (kubectl get leases -w, client-go lease informers): `seg` is the lease path without
+// its /watch/ segment: /apis/coordination.k8s.io/v1/leases, .../namespaces/{ns}/leases[/{name}].
+ApiOutcome WatchLeases(LeaseRegistry* leases, const Clock* clock, const HttpRequest& req, const Query& q,
+                       const std::vector<std::string>& seg, ListOptions opts,
+                       const std::shared_ptr<WatchSink>& sink) {
+  std::string ns;
+  if (seg.size() == 4 && seg[3] == "leases") {
+    // every namespace
+  } else if ((seg.size() == 6 || seg.size() == 7) && seg[3] == "namespaces" && seg[5] == "leases") {
+    ns = seg[4];
+    if (seg.size() == 7) {
+      if (!opts.field_name.empty() && opts.field_name != seg[6]) {
+        return Respond(ErrorResponse(Code::kBadRequest, "fieldSelector metadata.name=" + opts.field_name +
+                                                            " does not match the name on the URL"));
+      }
+      opts.field_name = seg[6];
+    }
+  } else {
+    return Respond(NotFound(req.target));
+  }
+  return ServeJsonWatch(clock, req, q, sink, LeaseJsonTable, [&](auto on_event, auto on_end) {
+    return leases->Watch(ns, opts, q.Get("resourceVersion"), std::move(on_event), std::move(on_end));
   });
 }
 
@@ -1344,6 +1362,20 @@ HttpResponse Text(std::string body) {
 }
 
 }  // namespace
+
+HttpResponse UnsupportedMediaTypeResponse(const std::string& content_type) {
+  return JsonResponse(415, {{"kind", "Status"},
+                            {"apiVersion", "v1"},
+                            {"metadata", json::object()},
+                            {"status", "Failure"},
+                            {"message",
+                             "the body of the request was in an unknown format - accepted media types "
+                             "include: application/json, application/merge-patch+json, "
+                             "application/strategic-merge-patch+json, application/json-patch+json; got \"" +
+                                 content_type + "\""},
+                            {"reason", "UnsupportedMediaType"},
+                            {"code", 415}});
+}
 
 std::string WarningHeaderValue(std::string_view message) {
   std::string out = "299 - \"";
@@ -1457,10 +1489,25 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& request, const std::shared_ptr<
     return fixed(groups);
   }
   if (leases_ != nullptr && IsLeasePath(seg)) {
+    std::vector<std::string> lease_seg = seg;  // without the /watch/ segment of a watch path
+    const bool lease_watch_path = lease_seg.size() > 4 && lease_seg[3] == "watch";
+    if (lease_watch_path) lease_seg.erase(lease_seg.begin() + 3);
+    Result<bool> watch = WatchRequested(*q, lease_watch_path);
+    if (!watch.ok()) return Respond(ErrorResponse(watch.status()));
+    Result<ListOptions> opts = ListOptionsOf(*q);
+    if (!opts.ok()) return Respond(ErrorResponse(opts.status()));
+    if (*watch) {
+      if (req.method != "GET") return Respond(MethodNotAllowed(req.method));
+      return WatchLeases(leases_, clock_, req, *q, lease_seg, std::move(opts).value(), sink);
+    }
     if (q->Has("dryRun") && req.method != "DELETE") {
       return Respond(ErrorResponse(Code::kBadRequest, "dryRun is supported for leases only when deleting"));
     }
-    return Respond(ServeLeases(leases_, req, seg, q->Has("dryRun")));
+    TableOptions topts;
+    topts.now = clock_->Now();
+    topts.include_object = IncludeObjectOf(*q);
+    const bool table = AcceptsTable(req.accept) && req.method == "GET";
+    return Respond(ServeLeases(leases_, req, lease_seg, q->Has("dryRun"), *opts, table ? &topts : nullptr));
   }
   if (seg.size() == 2 && seg[0] == "api" && seg[1] == "v1") return fixed(CoreV1ResourcesJson());
   if (seg.size() == 2 && seg[0] == "openapi" && seg[1] == "v3") {

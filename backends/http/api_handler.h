@@ -57,6 +57,9 @@ Result<DeleteOptions> DeleteOptionsFromJson(const nlohmann::json& options, Delet
 // The value of a Warning header for `message`, as kube-apiserver sends it: `299 - "message"`.
 std::string WarningHeaderValue(std::string_view message);
 
+// 415 UnsupportedMediaType naming the accepted media types (JSON and the three patch types).
+HttpResponse UnsupportedMediaTypeResponse(const std::string& content_type);
+
 // One line of a watch stream: {"type":"ADDED","object":{...}} followed by '\n'. Shared, not copied: a
 // change the watch cache fans out is serialized once for all of its watchers (as kube-apiserver's
 // cachingObject does), and each watcher's queue holds a reference.

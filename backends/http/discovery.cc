@@ -314,8 +314,11 @@ const json& OpenApiV3CoordinationV1Json() {
                   {base + "/namespaces/{namespace}/leases/{name}",
                    {{"get", Operation("readNamespacedLease", gvk, "get", false, lease)},
                     {"put", Operation("replaceNamespacedLease", gvk, "put", true, lease)},
+                    // kubectl looks for fieldValidation on the PATCH operation (else it falls back
+                    // to OpenAPI v2, which is not served, and refuses to create).
+                    {"patch", Operation("patchNamespacedLease", gvk, "patch", true, lease)},
                     {"delete", Operation("deleteNamespacedLease", gvk, "delete", false)}}}};
-    return Document(std::move(paths), SchemasFrom({lease}));
+    return Document(std::move(paths), SchemasFrom({lease, "io.k8s.apimachinery.pkg.apis.meta.v1.Patch"}));
   }();
   return doc;
 }

@@ -1,11 +1,15 @@
 #include "backends/http/lease_routes.h"
 
+#include "backends/http/patch.h"
 #include "engine/codec.h"
 
 namespace rcsim {
 namespace {
 
 using json = nlohmann::json;
+
+// How often a patch is re-applied to a lease that changed meanwhile (unless it named a resourceVersion).
+constexpr int kPatchConflictRetries = 5;
 
 HttpResponse Json(int code, const json& body) {
   HttpResponse r;
@@ -77,15 +81,16 @@ json ListJson(const ObjectList<Lease>& list) {
 }
 
 json ResourceListJson() {
-  return {
-      {"kind", "APIResourceList"},
-      {"apiVersion", "v1"},
-      {"groupVersion", kLeaseApiVersion},
-      {"resources", json::array({{{"name", "leases"},
-                                  {"singularName", "lease"},
-                                  {"namespaced", true},
-                                  {"kind", "Lease"},
-                                  {"verbs", json::array({"create", "delete", "get", "list", "update"})}}})}};
+  return {{"kind", "APIResourceList"},
+          {"apiVersion", "v1"},
+          {"groupVersion", kLeaseApiVersion},
+          {"resources",
+           json::array(
+               {{{"name", "leases"},
+                 {"singularName", "lease"},
+                 {"namespaced", true},
+                 {"kind", "Lease"},
+                 {"verbs", json::array({"create", "delete", "get", "list", "patch", "update", "watch"})}}})}};
 }
 
 }  // namespace
@@ -101,7 +106,17 @@ json CoordinationGroupJson() {
 }
 
 HttpResponse ServeLeases(LeaseRegistry* leases, const HttpRequest& req, const std::vector<std::string>& seg,
-                         bool dry_run) {
+                         bool dry_run, const ListOptions& list_options, const TableOptions* table) {
+  auto listed = [&](const std::string& ns) {
+    auto list = leases->List(ns, list_options);
+    if (!list.ok()) return Error(list.status());
+    if (table == nullptr) return Json(200, ListJson(*list));
+    TableOptions o = *table;
+    o.resource_version = list->resource_version;
+    HttpResponse r = Json(200, LeaseTable(list->items, o));
+    r.content_type = kTableContentType;
+    return r;
+  };
   auto not_found = [&] {
     return Error(Status(Code::kNotFound, "the server could not find the requested resource"));
   };
@@ -118,8 +133,7 @@ HttpResponse ServeLeases(LeaseRegistry* leases, const HttpRequest& req, const st
   if (seg.size() == 3) return get ? Json(200, ResourceListJson()) : MethodNotAllowed(req.method);
   if (seg.size() == 4 && seg[3] == "leases") {
     if (!get) return MethodNotAllowed(req.method);
-    auto list = leases->List("");
-    return list.ok() ? Json(200, ListJson(*list)) : Error(list.status());
+    return listed("");
   }
   if (seg.size() < 6 || seg.size() > 7 || seg[3] != "namespaces" || seg[5] != "leases") return not_found();
   const std::string& ns = seg[4];
@@ -129,10 +143,7 @@ HttpResponse ServeLeases(LeaseRegistry* leases, const HttpRequest& req, const st
                                                "\" for leases: send application/json"));
   }
   if (seg.size() == 6) {
-    if (get) {
-      auto list = leases->List(ns);
-      return list.ok() ? Json(200, ListJson(*list)) : Error(list.status());
-    }
+    if (get) return listed(ns);
     if (req.method != "POST") return MethodNotAllowed(req.method);
     auto lease = LeaseOfBody(req, ns, nullptr);
     if (!lease.ok()) return Error(lease.status());
@@ -149,6 +160,31 @@ HttpResponse ServeLeases(LeaseRegistry* leases, const HttpRequest& req, const st
     if (!lease.ok()) return Error(lease.status());
     auto updated = leases->Update(std::move(lease).value());
     return updated.ok() ? Json(200, LeaseToJson(**updated)) : Error(updated.status());
+  }
+  if (req.method == "PATCH") {
+    // Merge, strategic merge (a Lease has no merge lists of its own) and JSON patches, as updates of
+    // the current lease; a concurrent change is retried unless the patch named a resourceVersion.
+    PatchType type;
+    if (!PatchTypeOf(req.content_type, &type) || type == PatchType::kApply) {
+      return UnsupportedMediaTypeResponse(req.content_type);
+    }
+    for (int attempt = 0;; ++attempt) {
+      auto current = leases->Get(ns, name);
+      if (!current.ok()) return Error(current.status());
+      const json current_json = LeaseToJson(**current);
+      Result<json> patched = ApplyPatch(current_json, type, req.body);
+      if (!patched.ok()) return Error(patched.status());
+      HttpRequest as_put = req;
+      as_put.body = patched->dump();
+      auto lease = LeaseOfBody(as_put, ns, &name);
+      if (!lease.ok()) return Error(lease.status());
+      const bool pinned = lease->metadata.resource_version != (*current)->metadata.resource_version;
+      auto updated = leases->Update(std::move(lease).value());
+      if (updated.ok()) return Json(200, LeaseToJson(**updated));
+      if (updated.status().code() != Code::kConflict || pinned || attempt + 1 >= kPatchConflictRetries) {
+        return Error(updated.status());
+      }
+    }
   }
   if (req.method == "DELETE") {
     DeleteOptions opts;

@@ -217,4 +217,21 @@ json NodeTable(const std::vector<NodePtr>& nodes, const TableOptions& opts) {
   return table;
 }
 
+json LeaseTable(const std::vector<LeasePtr>& leases, const TableOptions& opts) {
+  json t = TableShell(json::array({Column("Name", "string", "name", "Name"),
+                                   Column("Holder", "string", "", "The holder of the lease"),
+                                   Column("Age", "string", "", "CreationTimestamp")}),
+                      opts);
+  for (const LeasePtr& l : leases) {
+    json row = {{"cells", json::array({l->metadata.name, l->spec.holder_identity.value_or(""),
+                                       Age(l->metadata, opts.now)})}};
+    json obj =
+        RowObject(l->metadata, opts.include_object == IncludeObject::kObject ? LeaseToJson(*l) : json(),
+                  opts.include_object);
+    if (!obj.is_null()) row["object"] = std::move(obj);
+    t["rows"].push_back(std::move(row));
+  }
+  return t;
+}
+
 }  // namespace rcsim

@@ -2,6 +2,7 @@
 //   pods:                   NAME READY STATUS RESTARTS AGE
 //   replicationcontrollers: NAME DESIRED CURRENT READY AGE
 //   nodes:                  NAME STATUS ROLES AGE VERSION
+//   leases:                 NAME HOLDER AGE
 //
 // Thread-safety: pure functions.
 #ifndef RCSIM_BACKENDS_HTTP_TABLE_H_
@@ -12,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/lease.h"
 #include "engine/node_types.h"
 #include "engine/time.h"
 #include "engine/types.h"
@@ -38,6 +40,7 @@ inline constexpr const char* kTableContentType = "application/json;as=Table;v=v1
 nlohmann::json PodTable(const std::vector<PodPtr>& pods, const TableOptions& opts);
 nlohmann::json ControllerTable(const std::vector<ControllerPtr>& rcs, const TableOptions& opts);
 nlohmann::json NodeTable(const std::vector<NodePtr>& nodes, const TableOptions& opts);
+nlohmann::json LeaseTable(const std::vector<LeasePtr>& leases, const TableOptions& opts);
 
 // Kubernetes' short human duration (duration.HumanDuration): "45s", "3m20s", "5h", "12d".
 std::string HumanAge(Duration d);

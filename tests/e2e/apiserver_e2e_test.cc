@@ -877,5 +877,64 @@ TEST_F(ApiserverE2eTest, KubectlDescribeRcAndGetEventsShowTheManagersEvents) {
   EXPECT_EQ(manager->Wait(), 0) << manager->output();
 }
 
+constexpr const char* kLeaseYaml = R"(apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata:
+  name: node-e2e
+  labels:
+    tier: gold
+spec:
+  holderIdentity: HOLDER
+  leaseDurationSeconds: 40
+)";
+
+constexpr const char* kPythonLeaseWatchScript = R"(
+import sys
+from kubernetes import client, config, watch
+
+config.load_kube_config(sys.argv[1])
+api = client.CoordinationV1Api()
+print("GOLD", [l.metadata.name for l in api.list_lease_for_all_namespaces(label_selector="tier=gold").items])
+listed = api.list_namespaced_lease("kube-node-lease")
+lease = api.read_namespaced_lease("node-e2e", "kube-node-lease")
+lease.spec.holder_identity = "py"
+api.replace_namespaced_lease("node-e2e", "kube-node-lease", lease)
+w = watch.Watch()
+for ev in w.stream(api.list_namespaced_lease, "kube-node-lease", resource_version=listed.metadata.resource_version,
+                   timeout_seconds=30):
+    print("EVENT", ev["type"], ev["object"].metadata.name, ev["object"].spec.holder_identity)
+    w.stop()
+)";
+
+TEST_F(ApiserverE2eTest, KubectlAndPythonWatchLeases) {
+  std::string yaml = kLeaseYaml;
+  WriteFile(dir_ + "/lease.yaml", yaml.replace(yaml.find("HOLDER"), 6, "first"));
+  CommandResult created = RunCommand(Kubectl({"create", "-f", dir_ + "/lease.yaml"}, "kube-node-lease"));
+  ASSERT_EQ(created.code, 0) << created.output;
+  std::unique_ptr<Child> watch =
+      Child::Spawn(Kubectl({"get", "leases", "-w", "--output-watch-events"}, "kube-node-lease"));
+  ASSERT_NE(watch, nullptr);
+  ASSERT_TRUE(watch->WaitFor("first")) << watch->output();  // ADDED node-e2e, HOLDER column
+  EXPECT_NE(watch->output().find("ADDED"), std::string::npos) << watch->output();
+  EXPECT_NE(watch->output().find("HOLDER"), std::string::npos) << watch->output();
+  yaml = kLeaseYaml;
+  WriteFile(dir_ + "/lease.yaml", yaml.replace(yaml.find("HOLDER"), 6, "second"));
+  CommandResult replaced = RunCommand(Kubectl({"replace", "-f", dir_ + "/lease.yaml"}, "kube-node-lease"));
+  ASSERT_EQ(replaced.code, 0) << replaced.output;
+  EXPECT_TRUE(watch->WaitFor("second")) << watch->output();
+  EXPECT_NE(watch->output().find("MODIFIED"), std::string::npos) << watch->output();
+  watch.reset();
+  CommandResult none = RunCommand(Kubectl({"get", "leases", "-A", "-l", "tier=none"}));
+  EXPECT_EQ(none.code, 0) << none.output;
+  EXPECT_EQ(none.output.find("node-e2e"), std::string::npos) << none.output;
+
+  if (access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " is not installed";
+  WriteFile(dir_ + "/lease_watch.py", kPythonLeaseWatchScript);
+  CommandResult py = RunCommand({kPython, dir_ + "/lease_watch.py", kubeconfig_});
+  ASSERT_EQ(py.code, 0) << py.output;
+  EXPECT_NE(py.output.find("GOLD ['node-e2e']"), std::string::npos) << py.output;
+  EXPECT_NE(py.output.find("EVENT MODIFIED node-e2e py"), std::string::npos) << py.output;
+}
+
 }  // namespace
 }  // namespace rcsim
