@@ -923,6 +923,11 @@ TEST_F(ApiserverE2eTest, KubectlAndPythonWatchLeases) {
   ASSERT_EQ(replaced.code, 0) << replaced.output;
   EXPECT_TRUE(watch->WaitFor("second")) << watch->output();
   EXPECT_NE(watch->output().find("MODIFIED"), std::string::npos) << watch->output();
+  CommandResult patched = RunCommand(Kubectl(
+      {"patch", "lease", "node-e2e", "--type", "merge", "-p", R"({"spec":{"holderIdentity":"third"}})"},
+      "kube-node-lease"));
+  ASSERT_EQ(patched.code, 0) << patched.output;
+  EXPECT_TRUE(watch->WaitFor("third")) << watch->output();
   watch.reset();
   CommandResult none = RunCommand(Kubectl({"get", "leases", "-A", "-l", "tier=none"}));
   EXPECT_EQ(none.code, 0) << none.output;
