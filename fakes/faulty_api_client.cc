@@ -176,17 +176,7 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
   // consistent read (resourceVersion ""), nothing newer happened since, or the caller chose its exact
   // revision or continues a list.
   bool PinStaleList(ListOptions* opts) {
-    if (stale_lag_.Get(Now()) <= Duration::zero() || !opts->continue_token.empty() ||
-        opts->resource_version.empty() || opts->resource_version_match == ResourceVersionMatch::kExact) {
-      return false;
-    }
-    int64_t at = timeline_.StaleRevision();
-    if (Result<int64_t> floor = ParseResourceVersion(opts->resource_version); floor.ok()) {
-      at = std::max(at, *floor);
-    }
-    if (at <= 0 || timeline_.IsLatest(at)) return false;
-    opts->resource_version = std::to_string(at);
-    opts->resource_version_match = ResourceVersionMatch::kExact;
+    if (stale_lag_.Get(Now()) <= Duration::zero() || !rcsim::PinStaleList(timeline_, opts)) return false;
     ++counters_.stale_lists;
     return true;
   }

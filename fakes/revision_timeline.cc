@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "registry/registry.h"
+
 namespace rcsim {
 
 Result<int64_t> CurrentRevision(Store* store) {
@@ -91,6 +93,21 @@ std::optional<TimePoint> RevisionTimeline::BecameCurrent(int64_t revision) {
 void RevisionTimeline::Prune() {
   const TimePoint cutoff = clock_->Now() - std::max(lag_, Duration::zero());
   while (timeline_.size() >= 2 && timeline_[1].first <= cutoff) timeline_.pop_front();
+}
+
+bool PinStaleList(RevisionTimeline& timeline, ListOptions* opts) {
+  if (!opts->continue_token.empty() || opts->resource_version.empty() ||
+      opts->resource_version_match == ResourceVersionMatch::kExact) {
+    return false;
+  }
+  int64_t at = timeline.StaleRevision();  // 0: no lag, or nothing recorded
+  if (Result<int64_t> floor = ParseResourceVersion(opts->resource_version); floor.ok()) {
+    at = std::max(at, *floor);
+  }
+  if (at <= 0 || timeline.IsLatest(at)) return false;
+  opts->resource_version = std::to_string(at);
+  opts->resource_version_match = ResourceVersionMatch::kExact;
+  return true;
 }
 
 }  // namespace rcsim

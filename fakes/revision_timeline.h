@@ -18,6 +18,7 @@
 #include <optional>
 #include <utility>
 
+#include "engine/api_client.h"
 #include "engine/store.h"
 #include "engine/time.h"
 
@@ -63,6 +64,13 @@ class RevisionTimeline {
   std::deque<std::pair<TimePoint, int64_t>> timeline_;
   std::unique_ptr<Watch> watch_;  // guarded by mu_; destroyed (outside mu_) before the rest
 };
+
+// Pins a list that a cache may serve (resourceVersion "0", or N read as "not older than N") to the
+// revision current `lag` ago (StaleRevision), never older than N: resourceVersionMatch=Exact. False
+// (opts unchanged) if the list is to be served fresh: no lag or nothing recorded, a consistent read
+// (resourceVersion ""), nothing newer happened since, or the caller chose its exact revision or
+// continues a list. One rule for FaultyApiClient and real mode's fault proxy.
+bool PinStaleList(RevisionTimeline& timeline, ListOptions* opts);
 
 }  // namespace rcsim
 

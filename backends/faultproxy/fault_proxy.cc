@@ -60,6 +60,26 @@ std::string StatusBody(int code, const std::string& reason, const std::string& m
 
 }  // namespace
 
+std::string ExactListTarget(std::string_view target, const std::string& rv) {
+  const std::size_t q = target.find('?');
+  std::string out(target.substr(0, q));
+  char sep = '?';
+  std::string_view query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view kv = query.substr(0, amp);
+    const std::string_view key = kv.substr(0, kv.find('='));
+    if (!kv.empty() && key != "resourceVersion" && key != "resourceVersionMatch") {
+      out += sep;
+      out += kv;
+      sep = '&';
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return out + sep + "resourceVersion=" + rv + "&resourceVersionMatch=Exact";
+}
+
 ProxiedCall ClassifyCall(std::string_view method, std::string_view target) {
   ProxiedCall c;
   std::string_view path = target.substr(0, target.find('?'));
@@ -142,6 +162,7 @@ struct FaultProxy::Impl {
     bool timeout_forwards = false;
     Duration latency{0};
     Duration read_lag{0};  // responses of get/list
+    StaleListPinner pin;   // a list in a read-lag window with a pinner
   };
 
   FaultProxyOptions options;
@@ -158,6 +179,7 @@ struct FaultProxy::Impl {
   std::array<VerbFaults, kVerbs> faults;   // guarded by mu
   SteadyClock::time_point partition_until{}, watch_delay_until{}, read_lag_until{}, stall_until{};  // mu
   Duration watch_delay{0}, read_lag{0};  // guarded by mu
+  StaleListPinner read_lag_pin;          // guarded by mu
   FaultProxyCounters counters;           // guarded by mu
   std::mt19937_64 rng;                   // guarded by mu
 
@@ -179,7 +201,13 @@ struct FaultProxy::Impl {
       auto span = (f.latency_max - f.latency_min).count();
       d.latency = f.latency_min + Duration(static_cast<Duration::rep>(Uniform() * static_cast<double>(span)));
     }
-    if ((call.verb == Verb::kGet || call.verb == Verb::kList) && now < read_lag_until) d.read_lag = read_lag;
+    if ((call.verb == Verb::kGet || call.verb == Verb::kList) && now < read_lag_until) {
+      if (!read_lag_pin) {
+        d.read_lag = read_lag;
+      } else if (call.verb == Verb::kList) {
+        d.pin = read_lag_pin;
+      }
+    }
     const double draw = Uniform();
     const double err = now < f.error_until ? f.error_rate : 0.0;
     const double tmo = now < f.timeout_until ? f.timeout_rate : 0.0;
@@ -302,6 +330,20 @@ void FaultProxy::Impl::Serve(std::shared_ptr<Conn> conn, tcp::socket client) {
     if (d.timeout && !d.timeout_forwards) {
       WaitUntil(*conn, arrived + options.timeout);
       break;
+    }
+    if (d.pin) {
+      const std::string_view target = AsStd(req.target());
+      ListOptions opts;
+      opts.resource_version = QueryParam(target, "resourceVersion");
+      if (QueryParam(target, "resourceVersionMatch") == "Exact") {
+        opts.resource_version_match = ResourceVersionMatch::kExact;
+      }
+      opts.continue_token = QueryParam(target, "continue");
+      if (d.pin(&opts)) {
+        req.target(ExactListTarget(target, opts.resource_version));
+        std::lock_guard<std::mutex> lock(mu);
+        ++counters.stale_lists;
+      }
     }
     if (call.watch) {
       std::lock_guard<std::mutex> lock(mu);
@@ -575,9 +617,10 @@ void FaultProxy::SetWatchDelay(Duration delay, Duration for_) {
   impl_->watch_delay_until = SteadyClock::now() + for_;
 }
 
-void FaultProxy::SetReadLag(Duration lag, Duration for_) {
+void FaultProxy::SetReadLag(Duration lag, Duration for_, StaleListPinner pin) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->read_lag = lag;
+  impl_->read_lag_pin = std::move(pin);
   impl_->read_lag_until = SteadyClock::now() + for_;
 }
 
@@ -614,6 +657,7 @@ void FaultProxy::ClearFaults() {
   std::lock_guard<std::mutex> lock(impl_->mu);
   for (auto& f : impl_->faults) f = Impl::VerbFaults{};
   impl_->partition_until = impl_->watch_delay_until = impl_->read_lag_until = impl_->stall_until = {};
+  impl_->read_lag_pin = nullptr;
   impl_->cv.notify_all();
 }
 

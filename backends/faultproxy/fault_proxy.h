@@ -15,8 +15,13 @@
 //   (HttpApiClient reports kTimeout for a write, kUnavailable for a read: the outcome is unknown);
 // - latency: calls of some verbs wait a uniform [min, max] before they are forwarded;
 // - watch delay: every watch event reaches the client `delay` after the proxy received it;
-// - read lag: responses to get and list, and watch events, are fetched at once but delivered `lag`
-//   late, so the client sees the world as it was `lag` ago (stale reads);
+// - read lag (stale reads): the client sees the world as it was `lag` ago. Watch events reach it `lag`
+//   after the proxy received them. Given a StaleListPinner (real mode passes one over a revision
+//   timeline of etcd, as the simulation's FaultyApiClient does), a list a cache may serve
+//   (resourceVersion "0" or "N") is forwarded at once as resourceVersion=<the revision current `lag`
+//   ago>&resourceVersionMatch=Exact, and every other get and list is fresh (a quorum read, as
+//   kube-apiserver serves a GET and a list without a resourceVersion); without one, responses to gets
+//   and lists are fetched at once and delivered `lag` late;
 // - stall: watch streams stay open but deliver nothing until the window ends (then everything held);
 // - drop: DropWatches() cuts every open watch stream now (both sockets closed);
 // - partition: every open connection is cut now; while it lasts, every new request is held for
@@ -35,6 +40,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,6 +67,7 @@ struct FaultProxyCounters {
   uint64_t partitioned_requests = 0;
   uint64_t watches_dropped = 0;
   uint64_t watch_events = 0;  // events relayed to clients
+  uint64_t stale_lists = 0;   // lists a StaleListPinner moved to an older revision
   uint64_t calls_total() const {
     uint64_t n = 0;
     for (uint64_t c : calls) n += c;
@@ -76,6 +83,13 @@ struct ProxiedCall {
 };
 // Classifies "METHOD target" (target with its query string).
 ProxiedCall ClassifyCall(std::string_view method, std::string_view target);
+
+// Moves a list to an older revision: given the list's resourceVersion, resourceVersionMatch and
+// continue token, true if it set opts' resource_version (with kExact) to the revision to serve it at.
+// Called on the connection's thread, so it must be thread-safe.
+using StaleListPinner = std::function<bool(ListOptions* opts)>;
+// `target` with resourceVersion=<rv>&resourceVersionMatch=Exact in place of any it had.
+std::string ExactListTarget(std::string_view target, const std::string& rv);
 
 class FaultProxy {
  public:
@@ -95,7 +109,7 @@ class FaultProxy {
   void SetTimeouts(const std::vector<Verb>& verbs, double rate, Duration for_);
   void SetLatency(const std::vector<Verb>& verbs, Duration min, Duration max, Duration for_);
   void SetWatchDelay(Duration delay, Duration for_);
-  void SetReadLag(Duration lag, Duration for_);
+  void SetReadLag(Duration lag, Duration for_, StaleListPinner pin = nullptr);
   void StallWatches(Duration for_);
   void Partition(Duration for_);
   // Cuts every open watch stream; returns how many.

@@ -337,6 +337,68 @@ TEST_F(FaultProxyTest, ReadLagServesTheWorldAsItWas) {
   EXPECT_LT(SteadyClock::now() - w, seconds(20));
 }
 
+TEST_F(FaultProxyTest, WithAPinnerCacheListsAreServedAtTheRevisionItGivesAndTheRestFresh) {
+  auto a = Create(*client_, "a");
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(Create(*client_, "b").ok());
+  const std::string at_a = (*a)->metadata.resource_version;
+  std::mutex mu;
+  std::vector<ListOptions> asked;  // guarded by mu
+  // As real mode's pinner: a list a cache may serve (a resourceVersion, not Exact, no continue) goes to
+  // the revision of `a`'s creation.
+  auto pin = [&](ListOptions* opts) {
+    std::lock_guard<std::mutex> lock(mu);
+    asked.push_back(*opts);
+    if (opts->resource_version.empty() || !opts->continue_token.empty()) return false;
+    opts->resource_version = at_a;
+    opts->resource_version_match = ResourceVersionMatch::kExact;
+    return true;
+  };
+  // A lag of 20 s: an answer that came back in less was not held (a bound far from any machine's noise).
+  proxy_->SetReadLag(seconds(20), seconds(30), pin);
+  const auto start = SteadyClock::now();
+  ListOptions cached;
+  cached.label_selector = LabelSelector::FromMap({{"app", "proxy-test"}});
+  cached.resource_version = "0";
+  auto stale = Wait<Result<ObjectList<Pod>>>([&](auto cb) { client_->pods().List("default", cached, cb); });
+  ASSERT_TRUE(stale.ok()) << stale.status().ToString();
+  ASSERT_EQ(stale->items.size(), 1u);  // the world as it was at `a`'s creation
+  EXPECT_EQ(stale->items[0]->metadata.name, "a");
+  EXPECT_EQ(stale->resource_version, at_a);
+  auto consistent = List(*client_);  // resourceVersion "": a quorum read
+  ASSERT_TRUE(consistent.ok());
+  EXPECT_EQ(consistent->items.size(), 2u);
+  auto got = Wait<Result<PodPtr>>([&](auto cb) { client_->pods().Get("default", "b", cb); });
+  EXPECT_TRUE(got.ok()) << got.status().ToString();  // GETs are fresh
+  EXPECT_LT(SteadyClock::now() - start, seconds(20));
+  EXPECT_EQ(proxy_->counters().stale_lists, 1u);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(asked.size(), 2u);  // the two lists; never the GET
+    EXPECT_EQ(asked[0].resource_version, "0");
+    EXPECT_EQ(asked[0].resource_version_match, ResourceVersionMatch::kNotOlderThan);
+    EXPECT_EQ(asked[1].resource_version, "");
+  }
+  // Once the window is over nothing is pinned.
+  proxy_->ClearFaults();
+  auto fresh = Wait<Result<ObjectList<Pod>>>([&](auto cb) { client_->pods().List("default", cached, cb); });
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(fresh->items.size(), 2u);
+  EXPECT_EQ(proxy_->counters().stale_lists, 1u);
+}
+
+TEST(ExactListTargetTest, ReplacesTheResourceVersionAndKeepsTheRest) {
+  EXPECT_EQ(
+      ExactListTarget("/api/v1/pods?labelSelector=a%3Db&resourceVersion=0&resourceVersionMatch=NotOlderThan"
+                      "&limit=500",
+                      "12"),
+      "/api/v1/pods?labelSelector=a%3Db&limit=500&resourceVersion=12&resourceVersionMatch=Exact");
+  EXPECT_EQ(ExactListTarget("/api/v1/pods", "7"),
+            "/api/v1/pods?resourceVersion=7&resourceVersionMatch=Exact");
+  EXPECT_EQ(ExactListTarget("/api/v1/pods?resourceVersion=3", "7"),
+            "/api/v1/pods?resourceVersion=7&resourceVersionMatch=Exact");
+}
+
 TEST(ClassifyCallTest, VerbsAndResources) {
   EXPECT_EQ(ClassifyCall("GET", "/api/v1/namespaces/d/pods?watch=true&resourceVersion=5").verb, Verb::kWatch);
   EXPECT_TRUE(ClassifyCall("GET", "/api/v1/namespaces/d/pods?watch=true").watch);

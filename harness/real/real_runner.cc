@@ -17,9 +17,12 @@
 #include <thread>
 #include <variant>
 
+#include "backends/etcd/etcd_store.h"
+#include "backends/http/thread_executor.h"
 #include "backends/httpclient/http_api_client.h"
 #include "backends/httpclient/kubeconfig.h"
 #include "engine/labels.h"
+#include "fakes/revision_timeline.h"
 #include "harness/checkers.h"
 #include "harness/duration.h"
 #include "harness/event_injector.h"
@@ -254,6 +257,7 @@ class RealRun {
   // The agents a node event acts on: `node` ("node-<i>"), or `count` drawn among the agents up.
   std::vector<int> ChooseNodes(const std::optional<std::string>& node, int32_t count);
   Status RestartEtcd(int member, Duration down, Duration at, const std::string& what);
+  StaleListPinner StalePinner(Duration lag, Duration at, Duration for_);
   bool agents() const { return stack_ && stack_->node_agents() > 0; }
   void Absorb(const std::deque<Observed>& observed);
   void RewatchIfDue();
@@ -282,6 +286,15 @@ class RealRun {
   // kRewatchEvery while it keeps breaking (etcd down: every new watch fails at once).
   std::optional<Duration> rewatch_pods_at_, rewatch_rcs_at_;
   Duration last_rewatch_pods_ = -std::chrono::hours(1), last_rewatch_rcs_ = -std::chrono::hours(1);
+  // stale_reads: when etcd's revisions became current, as the simulation's FaultyApiClient records
+  // them (its etcd client and timeline are shared with the proxy's pinner, which may outlive the run).
+  struct StaleView {
+    SystemClock clock;
+    std::unique_ptr<EtcdStore> etcd;
+    std::unique_ptr<RevisionTimeline> timeline;  // over `etcd`: destroyed first
+  };
+  std::shared_ptr<StaleView> stale_view_;
+  Duration stale_until_{};  // the end of the last stale window
 };
 
 constexpr Duration kRewatchEvery = std::chrono::milliseconds(200);
@@ -756,7 +769,7 @@ Status RealRun::Fire(const ScenarioEvent& e, Duration at) {
     return Status::Ok();
   }
   if (const auto* st = std::get_if<StaleReadsAction>(&a)) {
-    stack_->proxy().SetReadLag(st->lag, st->for_);
+    stack_->proxy().SetReadLag(st->lag, st->for_, StalePinner(st->lag, at, st->for_));
     return Status::Ok();
   }
   if (const auto* rm = std::get_if<RestartManagerAction>(&a)) {
@@ -773,6 +786,29 @@ Status RealRun::Fire(const ScenarioEvent& e, Duration at) {
     return Status::Ok();
   }
   return Status(Code::kInvalid, e.kind + " is not supported in real mode");
+}
+
+// The manager's lists that a cache may serve are pinned to etcd's revision of `lag` ago (never before
+// the window opened), as the simulation pins them (fakes/revision_timeline.h); GETs and consistent
+// lists stay fresh. A window that opens while none is open forgets what came before it. nullptr (the
+// proxy then delivers get and list answers `lag` late) if etcd's revision cannot be read.
+StaleListPinner RealRun::StalePinner(Duration lag, Duration at, Duration for_) {
+  if (!stale_view_) {
+    EtcdStoreOptions eo;
+    eo.endpoints = stack_->etcd_urls();
+    Result<std::unique_ptr<EtcdStore>> etcd = EtcdStore::Create(eo);
+    if (!etcd.ok()) return nullptr;
+    auto view = std::make_shared<StaleView>();
+    view->etcd = std::move(etcd).value();
+    view->timeline = std::make_unique<RevisionTimeline>(view->etcd.get(), &view->clock);
+    stale_view_ = std::move(view);
+  }
+  RevisionTimeline& timeline = *stale_view_->timeline;
+  const bool open = at >= stale_until_ || !timeline.recording();
+  timeline.set_lag(lag);
+  if (open && !timeline.OpenWindow()) return nullptr;
+  stale_until_ = std::max(stale_until_, at + for_);
+  return [view = stale_view_](ListOptions* opts) { return PinStaleList(*view->timeline, opts); };
 }
 
 void RealRun::Relist(bool pods) {

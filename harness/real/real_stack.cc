@@ -322,6 +322,12 @@ std::string RealStack::api_url() const { return "http://127.0.0.1:" + std::to_st
 std::string RealStack::etcd_url() const {
   return "http://127.0.0.1:" + std::to_string(etcd_client_ports_.at(0));
 }
+std::vector<std::string> RealStack::etcd_urls() const {
+  std::vector<std::string> urls;
+  urls.reserve(etcd_client_ports_.size());
+  for (int port : etcd_client_ports_) urls.push_back("http://127.0.0.1:" + std::to_string(port));
+  return urls;
+}
 
 // Member 0 keeps the single-member names (etcd, etcd.log); the others are etcd-<m>.
 std::string RealStack::EtcdName(int member) const {

@@ -77,8 +77,9 @@ class RealStack {
   // Stops everything, removes the temporary directory. Idempotent.
   void Stop();
 
-  std::string api_url() const;   // the API server, direct
-  std::string etcd_url() const;  // member 0's client URL
+  std::string api_url() const;                 // the API server, direct
+  std::string etcd_url() const;                // member 0's client URL
+  std::vector<std::string> etcd_urls() const;  // every member's, by member
   int etcd_members() const { return static_cast<int>(etcd_.size()); }
   FaultProxy& proxy() { return *proxy_; }
 

@@ -535,6 +535,29 @@ expect:
   EXPECT_EQ(r.end_reason, "quiet");
 }
 
+// stale_reads in real mode pins the manager's cache-servable lists to etcd's revision of `lag` ago, as
+// the simulation does: the controller-manager restarted inside the window lists web as it was before
+// the scale, so it creates the 5 new pods again (more than 10 web pods at once) and deletes the surplus.
+// Were lists only delivered late, its first list would show all 10 (peak 10, 10 creates).
+TEST(RealRunnerTest, StaleListAfterManagerRestartIsServedAtTheLaggingRevision) {
+  Result<Scenario> s = LoadScenarioFile(std::string(RCSIM_SOURCE_DIR) +
+                                        "/scenarios/real/real-stale-list-after-manager-restart.json");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  RunResult r = RunScenarioReal(*s, 1, RunOptions());
+  EXPECT_TRUE(r.passed) << r.error;
+  bool saw_peak = false;
+  for (const ExpectationOutcome& e : r.expectations) {
+    EXPECT_TRUE(e.passed) << e.text << ": " << e.detail;
+    if (e.kind == "pods_matching") {
+      saw_peak = true;
+      EXPECT_GT(e.measured["peak_active"].get<int64_t>(), 10) << e.detail;
+    }
+  }
+  EXPECT_TRUE(saw_peak);
+  EXPECT_GT(r.api_calls.at("create"), 10u);
+  EXPECT_EQ(r.manager_starts, 2);
+}
+
 // kill_pods and fail_node on node agents: the run passes, and what the watch saw shows the failed
 // node's pods evicted (active below 4) and replaced.
 // stop_node_agent for 1s on node-1 (a kill_pods may hit its containers while its agent is down: the
