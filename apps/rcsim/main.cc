@@ -1067,6 +1067,14 @@ int Main(int argc, char** argv) {
   if (args.empty()) return Usage("no command given");
   std::string command = args[0];
   args.erase(args.begin());
+  // `rcsim COMMAND --help` (before any `--`) prints the usage for every command, as `rcsim --help`.
+  for (const std::string& arg : args) {
+    if (arg == "--") break;
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return kExitPass;
+    }
+  }
   try {
     if (command == "run") return Run(args);
     if (command == "replay") return Replay(args);

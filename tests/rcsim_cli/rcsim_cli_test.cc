@@ -191,6 +191,12 @@ TEST_F(RcsimCliTest, UsageErrorsExitTwo) {
   Output help = Rcsim("run --help");
   EXPECT_EQ(help.code, 0);
   EXPECT_THAT(help.out, HasSubstr("usage: rcsim run PATH..."));
+  // Every command's --help is the usage, never "--help: missing value" (explore said so, exit 2).
+  for (const char* command : {"explore", "replay", "validate", "schema", "convert", "report", "bench"}) {
+    Output h = Rcsim(std::string(command) + " --help");
+    EXPECT_EQ(h.code, 0) << command << ": " << h.err;
+    EXPECT_THAT(h.out, HasSubstr("rcsim explore FILE...")) << command;
+  }
 }
 
 TEST_F(RcsimCliTest, TierAndFilterSelect) {
