@@ -15,8 +15,8 @@ std::optional<int64_t> ResourceVersionNumber(const std::string& rv) {
 
 ListOptions InformerListOptions(int64_t last_synced_revision, bool last_synced_gone) {
   ListOptions opts;
-  if (last_synced_gone) return opts;
-  opts.resource_version = last_synced_revision > 0 ? std::to_string(last_synced_revision) : "0";
+  if (last_synced_gone || last_synced_revision <= 0) return opts;
+  opts.resource_version = std::to_string(last_synced_revision);
   return opts;
 }
 

@@ -135,10 +135,13 @@ class PodInformer {
 // The numeric value of a resourceVersion, or nullopt if it is not a decimal number.
 std::optional<int64_t> ResourceVersionNumber(const std::string& rv);
 
-// The options of an informer's list, chosen as client-go's reflector chooses them: resourceVersion "0"
-// (any state, possibly a lagging cache's) before the informer synced anything; its last synced revision
-// (a state not older than what it has seen) afterwards, so a re-list never goes back in time; and ""
-// (a consistent read) once a list at that revision failed with 410 Gone.
+// The options of an informer's list: "" (a consistent read, a quorum read from etcd upstream) before
+// the informer synced anything; its last synced revision (a state not older than what it has seen)
+// afterwards, as client-go's reflector re-lists, so a re-list never goes back in time; and "" again once
+// a list at that revision failed with 410 Gone. client-go's reflector makes its first list at "0" (any
+// state, possibly a lagging watch cache's), so a controller restarted behind a lagging cache goes back
+// in time and acts on it (kubernetes#59848: a restarted manager created again the pods its predecessor
+// had just created); a consistent first list, as the streaming watch-list's initial state is, cannot.
 ListOptions InformerListOptions(int64_t last_synced_revision, bool last_synced_gone);
 
 }  // namespace rcsim

@@ -119,8 +119,8 @@ TEST_F(PodInformerTest, RelistsAtOnceOnGone) {
   EXPECT_EQ(log_, (std::vector<std::string>{"add a", "add b", "update b", "add c", "delete a"}));
 }
 
-// As client-go's reflector: the first list may come from a cache ("0"); a re-list asks for a state not
-// older than the newest revision the informer saw (its list or any watch event), so a lagging cache
+// The first list is a consistent read (""); a re-list asks, as client-go's reflector does, for a state
+// not older than the newest revision the informer saw (its list or any watch event), so a lagging cache
 // never takes it back in time; after a list at that revision answered 410, it reads consistently ("").
 TEST_F(PodInformerTest, RelistsNotOlderThanWhatItSawAndConsistentlyAfterGone) {
   ExpectLists({ListOf("10", {MakePod("a", "3")}), Status(Code::kGone, "too old resource version: 14"),
@@ -133,12 +133,19 @@ TEST_F(PodInformerTest, RelistsNotOlderThanWhatItSawAndConsistentlyAfterGone) {
   loop_.RunFor(std::chrono::seconds(5));
   ASSERT_TRUE(informer_->HasSynced());
   Send(ApiWatchEvent<Pod>::Type::kError, nullptr, Status(Code::kGone, "expired"));
-  EXPECT_EQ(list_rvs_, (std::vector<std::string>{"0", "14", "", "20"}));
+  EXPECT_EQ(list_rvs_, (std::vector<std::string>{"", "14", "", "20"}));
   EXPECT_EQ(informer_->size(), 0u);
 }
 
-TEST(InformerListOptionsTest, ZeroThenLastSyncedThenConsistent) {
-  EXPECT_EQ(InformerListOptions(0, false).resource_version, "0");
+// Regression (rcsim explore, issue 15): the first list was at "0", so a manager restarted behind a
+// lagging cache listed the world as it was `lag` ago and created its predecessor's pods again.
+TEST(InformerListOptionsTest, FirstListGoesBackInTimeAfterARestart) {
+  EXPECT_EQ(InformerListOptions(0, false).resource_version, "");
+  EXPECT_EQ(InformerListOptions(0, true).resource_version, "");
+}
+
+TEST(InformerListOptionsTest, ConsistentThenLastSyncedThenConsistent) {
+  EXPECT_EQ(InformerListOptions(0, false).resource_version, "");
   EXPECT_EQ(InformerListOptions(42, false).resource_version, "42");
   EXPECT_EQ(InformerListOptions(42, true).resource_version, "");
   EXPECT_EQ(InformerListOptions(42, false).resource_version_match, ResourceVersionMatch::kNotOlderThan);
