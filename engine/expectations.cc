@@ -84,6 +84,18 @@ void Expectations::CreationObserved(const std::string& controller_key) {
   }
 }
 
+std::vector<std::string> Expectations::CreationsUnobservableAfterGap(Duration grace) {
+  std::vector<std::string> keys;
+  const TimePoint until = clock_->Now() + grace;
+  for (auto& [key, r] : records_) {
+    if (r.adds <= 0) continue;
+    for (; r.adds > 0; --r.adds) r.unknown_adds.insert(until);
+    keys.push_back(key);
+  }
+  std::sort(keys.begin(), keys.end());  // records_ is unordered: callers act in a stable order
+  return keys;
+}
+
 void Expectations::LowerCreations(const std::string& controller_key, int adds) {
   auto it = records_.find(controller_key);
   if (it == records_.end()) return;

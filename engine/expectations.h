@@ -50,6 +50,10 @@ class Expectations {
   // The pending delete of `pod_key` timed out: it stays pending until its deletion is observed or
   // `grace` from now has passed.
   void DeletionOutcomeUnknown(const std::string& controller_key, const std::string& pod_key, Duration grace);
+  // The pod informer re-listed after a gap in its watch: a pod created and deleted during the gap is
+  // never observed (a list shows no trace of it), so every create still pending becomes one of unknown
+  // outcome, pending until observed or `grace` from now. Returns the keys that had pending creates.
+  std::vector<std::string> CreationsUnobservableAfterGap(Duration grace);
   // How long until the key becomes satisfied by time alone (zero if it is satisfied).
   Duration TimeUntilExpiry(const std::string& controller_key) const;
   // Lowers pending creates by `adds` (creates that will never happen).

@@ -128,6 +128,28 @@ TEST(ExpectationsUnknownOutcomeTest, UnknownCreateIsPendingForItsGraceOnly) {
   EXPECT_TRUE(e.Satisfied("uid-db"));
 }
 
+// Found by rcsim explore (issue 15): a pod created and then deleted while the pod watch was stalled and
+// then dropped never showed in the re-list, so its create stayed expected for the whole 5-minute
+// timeout (the controller sat at 5 of 8 pods). After a re-list every pending create waits its grace only.
+TEST(ExpectationsUnknownOutcomeTest, PodCreatedAndDeletedDuringAWatchGapIsNeverObserved) {
+  SimLoop loop;
+  Expectations e(&loop, std::chrono::minutes(5));
+  e.ExpectCreations("uid-web", 8);
+  for (int i = 0; i < 5; ++i) e.CreationObserved("uid-web");  // the re-list showed 5 of the 8
+  e.ExpectCreations("uid-db", 1);
+  e.CreationObserved("uid-db");
+  EXPECT_EQ(e.CreationsUnobservableAfterGap(std::chrono::seconds(10)), std::vector<std::string>{"uid-web"});
+  EXPECT_EQ(e.PendingAdds("uid-web"), 3);
+  EXPECT_EQ(e.TimeUntilExpiry("uid-web"), std::chrono::seconds(10));
+  e.CreationObserved("uid-web");  // one shows after all
+  EXPECT_EQ(e.PendingAdds("uid-web"), 2);
+  loop.RunFor(std::chrono::seconds(10));
+  EXPECT_FALSE(e.Satisfied("uid-web"));
+  loop.RunFor(std::chrono::milliseconds(1));
+  EXPECT_TRUE(e.Satisfied("uid-web"));
+  EXPECT_TRUE(e.Satisfied("uid-db"));
+}
+
 // Engine bug 7: a timed-out delete was counted as observed at once.
 TEST(ExpectationsUnknownOutcomeTest, TimedOutDeleteIsCountedAsObservedAtOnce) {
   SimLoop loop;

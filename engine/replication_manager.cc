@@ -158,7 +158,7 @@ ReplicationManager::ReplicationManager(ManagerOptions options, Store* store, Api
             executor, logger, &metrics_,
             PodInformer::Handlers{[this](const PodPtr& p) { OnPodAdd(p); },
                                   [this](const PodPtr& o, const PodPtr& n) { OnPodUpdate(o, n); },
-                                  [this](const PodPtr& p) { OnPodDelete(p); }, [this] { SchedulePump(); }}) {
+                                  [this](const PodPtr& p) { OnPodDelete(p); }, [this] { OnPodsListed(); }}) {
   (void)store_;
   (void)rng_;
   if (options_.workers < 1) options_.workers = 1;
@@ -272,6 +272,20 @@ void ReplicationManager::OnPodAdd(const PodPtr& pod) {
     return;
   }
   EnqueueMatchingControllers(*pod);
+}
+
+void ReplicationManager::OnPodsListed() {
+  if (pod_lists_++ > 0) {
+    // A re-list follows a gap in the pod watch (a drop, a stall cut short, 410): a pod created and
+    // deleted during it never shows, and its controller would wait the whole expectations timeout.
+    // Pending creates wait at most the unknown-outcome grace, and the next create counts live first,
+    // as after a timed-out create, so a create applied but not yet shown is not made twice.
+    for (const std::string& key :
+         expectations_.CreationsUnobservableAfterGap(options_.unknown_outcome_grace)) {
+      unverified_creates_.insert(key);
+    }
+  }
+  SchedulePump();
 }
 
 void ReplicationManager::OnPodUpdate(const PodPtr& old_pod, const PodPtr& new_pod) {

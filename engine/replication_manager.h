@@ -115,6 +115,8 @@ class ReplicationManager {
   void ScheduleResync();
 
   void OnPodAdd(const PodPtr& pod);
+  // After each pod list: a re-list makes the creates still expected of unknown outcome.
+  void OnPodsListed();
   void OnPodUpdate(const PodPtr& old_pod, const PodPtr& new_pod);
   void OnPodDelete(const PodPtr& pod);
   // The cached controller `ref` points to in `ns`, if its uid matches.
@@ -177,8 +179,10 @@ class ReplicationManager {
   EventRecorder* events_ = nullptr;
 
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // callbacks hold weak refs
-  // Expectations keys of controllers with a timed-out create not yet checked by a live List.
+  // Expectations keys of controllers with a timed-out create (or creates pending across a re-list) not
+  // yet checked by a live List.
   std::set<std::string> unverified_creates_;
+  uint64_t pod_lists_ = 0;  // pod informer lists so far; every one after the first is a re-list
   // Controllers that the pod informer still names as the owner of pods although they are not cached
   // (deleted; or not yet seen): namespace -> uid -> name. Their pods may have been orphaned since.
   std::unordered_map<std::string, std::map<std::string, std::string>> dead_owners_;
