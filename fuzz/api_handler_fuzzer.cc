@@ -25,7 +25,7 @@ namespace http = beast::http;
 
 class NullSink final : public rcsim::WatchSink {
  public:
-  void OnLine(WatchLine) override {}
+  void OnLine(rcsim::WatchLine) override {}
   void OnEnd() override {}
 };
 
