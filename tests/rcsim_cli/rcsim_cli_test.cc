@@ -41,9 +41,8 @@ std::string Slurp(const fs::path& p) {
 class RcsimCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("rcsim_cli_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("rcsim_cli_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -126,7 +125,8 @@ TEST_F(RcsimCliTest, ReplayPrintsTheTrace) {
   Output o = Rcsim("replay " + f + " --seed 5");
   EXPECT_EQ(o.code, 1);
   // Lines of "<virtual seconds> <actor> <event>".
-  EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\n\d+\.\d{6} scenario event \{)"))) << o.out.substr(0, 2000);
+  EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\n\d+\.\d{6} scenario event \{)")))
+      << o.out.substr(0, 2000);
   EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\n\d+\.\d{6} manager )")));
   // The cluster components: the scheduler binds, the node agents admit and start.
   EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\n\d+\.\d{6} scheduler bind )")));
@@ -168,13 +168,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"unknown_controller",
                  "{" BASE R"(, "expect": [], "events": [{"scale": {"controller": "db", "replicas": 1}}]})",
                  "/events/0/scale/controller"},
-        BadInput{"unparsable_duration", "{" BASE R"(, "expect": [], "duration": "ten minutes"})", "/duration"},
-        BadInput{"event_without_action", "{" BASE R"(, "expect": [], "events": [{"at": "1s"}]})", "/events/0"},
-        BadInput{"event_with_two_actions",
-                 "{" BASE R"(, "expect": [], "events": [{"restart_manager": {}, "partition_manager": {"for": "1s"}}]})",
+        BadInput{"unparsable_duration", "{" BASE R"(, "expect": [], "duration": "ten minutes"})",
+                 "/duration"},
+        BadInput{"event_without_action", "{" BASE R"(, "expect": [], "events": [{"at": "1s"}]})",
                  "/events/0"},
-        BadInput{"missing_expect", "{" BASE "}", "/expect"},
-        BadInput{"syntax_error", "{\"name\": ", "/"}),
+        BadInput{
+            "event_with_two_actions",
+            "{" BASE
+            R"(, "expect": [], "events": [{"restart_manager": {}, "partition_manager": {"for": "1s"}}]})",
+            "/events/0"},
+        BadInput{"missing_expect", "{" BASE "}", "/expect"}, BadInput{"syntax_error", "{\"name\": ", "/"}),
     [](const ::testing::TestParamInfo<BadInput>& info) { return std::string(info.param.name); });
 
 TEST_F(RcsimCliTest, UsageErrorsExitTwo) {
