@@ -30,15 +30,21 @@ std::string Age(const ObjectMeta& meta, TimePoint now) {
   return HumanAge(now - *meta.creation_timestamp);
 }
 
-json RowObject(const ObjectMeta& meta, const json& full, IncludeObject include) {
-  switch (include) {
-    case IncludeObject::kNone: return nullptr;
-    case IncludeObject::kObject: return full;
-    case IncludeObject::kMetadata: break;
+// Appends a row of `cells` for the object of `meta` to `table`, with the object as ?includeObject asks:
+// none, its metadata (PartialObjectMetadata), or the whole object (`to_json` is called only then).
+template <typename ToJson>
+void AddRow(json* table, json cells, const ObjectMeta& meta, const TableOptions& opts, ToJson to_json) {
+  json row = {{"cells", std::move(cells)}};
+  switch (opts.include_object) {
+    case IncludeObject::kNone: break;
+    case IncludeObject::kObject: row["object"] = to_json(); break;
+    case IncludeObject::kMetadata:
+      row["object"] = {{"kind", "PartialObjectMetadata"},
+                       {"apiVersion", "meta.k8s.io/v1"},
+                       {"metadata", ObjectMetaToJson(meta)}};
+      break;
   }
-  return {{"kind", "PartialObjectMetadata"},
-          {"apiVersion", "meta.k8s.io/v1"},
-          {"metadata", ObjectMetaToJson(meta)}};
+  (*table)["rows"].push_back(std::move(row));
 }
 
 json TableShell(json columns, const TableOptions& opts) {
@@ -147,16 +153,11 @@ json PodTable(const std::vector<PodPtr>& pods, const TableOptions& opts) {
     }
     std::string restarts_cell = std::to_string(restarts);
     if (restarts != 0 && last_restart) restarts_cell += " (" + HumanAge(opts.now - *last_restart) + " ago)";
-    json row = {
-        {"cells",
-         {pod->metadata.name, std::to_string(ready) + "/" + std::to_string(pod->spec.containers.size()),
-          status, restarts_cell, Age(pod->metadata, opts.now), OrNone(pod->status.pod_ip),
-          OrNone(pod->spec.node_name), "<none>", "<none>"}}};
-    json obj =
-        RowObject(pod->metadata, opts.include_object == IncludeObject::kObject ? PodToJson(*pod) : json(),
-                  opts.include_object);
-    if (!obj.is_null()) row["object"] = std::move(obj);
-    table["rows"].push_back(std::move(row));
+    AddRow(&table,
+           {pod->metadata.name, std::to_string(ready) + "/" + std::to_string(pod->spec.containers.size()),
+            status, restarts_cell, Age(pod->metadata, opts.now), OrNone(pod->status.pod_ip),
+            OrNone(pod->spec.node_name), "<none>", "<none>"},
+           pod->metadata, opts, [&] { return PodToJson(*pod); });
   }
   return table;
 }
@@ -182,14 +183,10 @@ json ControllerTable(const std::vector<ControllerPtr>& rcs, const TableOptions& 
       }
     }
     for (const auto& [k, v] : rc->spec.selector) selector += (selector.empty() ? "" : ",") + k + "=" + v;
-    json row = {{"cells",
-                 {rc->metadata.name, rc->spec.replicas, rc->status.replicas, rc->status.ready_replicas,
-                  Age(rc->metadata, opts.now), OrNone(names), OrNone(images), OrNone(selector)}}};
-    json obj = RowObject(rc->metadata,
-                         opts.include_object == IncludeObject::kObject ? ControllerToJson(*rc) : json(),
-                         opts.include_object);
-    if (!obj.is_null()) row["object"] = std::move(obj);
-    table["rows"].push_back(std::move(row));
+    AddRow(&table,
+           {rc->metadata.name, rc->spec.replicas, rc->status.replicas, rc->status.ready_replicas,
+            Age(rc->metadata, opts.now), OrNone(names), OrNone(images), OrNone(selector)},
+           rc->metadata, opts, [&] { return ControllerToJson(*rc); });
   }
   return table;
 }
@@ -207,12 +204,8 @@ json NodeTable(const std::vector<NodePtr>& nodes, const TableOptions& opts) {
     const NodeCondition* ready = FindNodeCondition(node->status, "Ready");
     std::string status = ready == nullptr ? "Unknown" : (ready->status == "True" ? "Ready" : "NotReady");
     if (node->spec.unschedulable) status += ",SchedulingDisabled";
-    json row = {{"cells", {node->metadata.name, status, "<none>", Age(node->metadata, opts.now), "rcsim"}}};
-    json obj =
-        RowObject(node->metadata, opts.include_object == IncludeObject::kObject ? NodeToJson(*node) : json(),
-                  opts.include_object);
-    if (!obj.is_null()) row["object"] = std::move(obj);
-    table["rows"].push_back(std::move(row));
+    AddRow(&table, {node->metadata.name, status, "<none>", Age(node->metadata, opts.now), "rcsim"},
+           node->metadata, opts, [&] { return NodeToJson(*node); });
   }
   return table;
 }
@@ -223,13 +216,9 @@ json LeaseTable(const std::vector<LeasePtr>& leases, const TableOptions& opts) {
                                    Column("Age", "string", "", "CreationTimestamp")}),
                       opts);
   for (const LeasePtr& l : leases) {
-    json row = {{"cells", json::array({l->metadata.name, l->spec.holder_identity.value_or(""),
-                                       Age(l->metadata, opts.now)})}};
-    json obj =
-        RowObject(l->metadata, opts.include_object == IncludeObject::kObject ? LeaseToJson(*l) : json(),
-                  opts.include_object);
-    if (!obj.is_null()) row["object"] = std::move(obj);
-    t["rows"].push_back(std::move(row));
+    AddRow(&t,
+           json::array({l->metadata.name, l->spec.holder_identity.value_or(""), Age(l->metadata, opts.now)}),
+           l->metadata, opts, [&] { return LeaseToJson(*l); });
   }
   return t;
 }
