@@ -28,11 +28,13 @@ function(rcsim_test name)
   endif()
 endfunction()
 
-# rcsim_folder(LIB DEPS ... [TEST_DEPS ...]): the library of one folder, made of its *.cc files except
-# *_test.cc, and one test binary per *_test.cc (linking LIB and TEST_DEPS). Tests named *_contract_test
-# get the ctest label `contract`. Adding a source or a test needs no CMake edit.
+# rcsim_folder(LIB DEPS ... [TEST_DEPS ...] [THREADED_TESTS NAME ...]): the library of one folder, made of
+# its *.cc files except *_test.cc, and one test binary per *_test.cc (linking LIB and TEST_DEPS). Tests
+# named *_contract_test get the ctest label `contract`; those named in THREADED_TESTS the `-threaded`
+# suffix even where the folder does not set RCSIM_THREADED_TESTS (a test of threads in a single-threaded
+# layer). Adding a source or a test needs no CMake edit.
 function(rcsim_folder lib)
-  cmake_parse_arguments(F "" "" "DEPS;TEST_DEPS" ${ARGN})
+  cmake_parse_arguments(F "" "" "DEPS;TEST_DEPS;THREADED_TESTS" ${ARGN})
   file(GLOB _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
   list(FILTER _srcs EXCLUDE REGEX "_test\\.cc$")
   if(_srcs)
@@ -50,7 +52,12 @@ function(rcsim_folder lib)
     else()
       set(_labels unit)
     endif()
+    set(_folder_threaded ${RCSIM_THREADED_TESTS})
+    if(_n IN_LIST F_THREADED_TESTS)
+      set(RCSIM_THREADED_TESTS ON)
+    endif()
     rcsim_test(${_n} SOURCES ${_t} LIBS ${lib} ${F_TEST_DEPS} LABELS ${_labels})
+    set(RCSIM_THREADED_TESTS ${_folder_threaded})
   endforeach()
 endfunction()
 

@@ -1,11 +1,11 @@
 #include "fakes/faulty_store.h"
 
 #include <algorithm>
-#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "engine/mutex.h"
 #include "fakes/revision_timeline.h"
 
 namespace rcsim {
@@ -16,12 +16,14 @@ struct WatchState {
   explicit WatchState(WatchCallback callback) : cb(std::move(callback)) {}
 
   const WatchCallback cb;
-  std::mutex mu;
-  std::unique_ptr<Watch> inner;
-  bool alive = true;    // the handle exists
-  bool ended = false;   // cancelled (dropped, rejected or by the inner store): nothing more is delivered
-  TimePoint last_due;   // due time of the latest delayed response; later ones are never due earlier
-  int64_t pending = 0;  // delayed responses not yet run
+  Mutex mu;
+  std::unique_ptr<Watch> inner GUARDED_BY(mu);
+  bool alive GUARDED_BY(mu) = true;  // the handle exists
+  // Cancelled (dropped, rejected or by the inner store): nothing more is delivered.
+  bool ended GUARDED_BY(mu) = false;
+  // Due time of the latest delayed response; later ones are never due earlier.
+  TimePoint last_due GUARDED_BY(mu);
+  int64_t pending GUARDED_BY(mu) = 0;  // delayed responses not yet run
 };
 using WatchStatePtr = std::shared_ptr<WatchState>;
 
@@ -35,7 +37,7 @@ WatchResponse Unavailable() {
 // Delivers r unless the watch was destroyed or has ended.
 void Deliver(const WatchStatePtr& s, const WatchResponse& r) {
   {
-    std::lock_guard<std::mutex> lock(s->mu);
+    MutexLock lock(s->mu);
     if (!s->alive || s->ended) return;
     if (r.canceled) s->ended = true;
   }
@@ -46,7 +48,7 @@ void Deliver(const WatchStatePtr& s, const WatchResponse& r) {
 bool EndWatch(const WatchStatePtr& s, Executor* executor) {
   std::unique_ptr<Watch> inner;
   {
-    std::lock_guard<std::mutex> lock(s->mu);
+    MutexLock lock(s->mu);
     if (!s->alive || s->ended) return false;
     s->ended = true;
     inner = std::move(s->inner);
@@ -54,7 +56,7 @@ bool EndWatch(const WatchStatePtr& s, Executor* executor) {
   inner.reset();
   executor->Post([s] {
     {
-      std::lock_guard<std::mutex> lock(s->mu);
+      MutexLock lock(s->mu);
       if (!s->alive) return;
     }
     s->cb(Unavailable());
@@ -68,7 +70,7 @@ class FaultyWatch final : public Watch {
   ~FaultyWatch() override {
     std::unique_ptr<Watch> inner;
     {
-      std::lock_guard<std::mutex> lock(s_->mu);
+      MutexLock lock(s_->mu);
       s_->alive = false;
       inner = std::move(s_->inner);
     }
@@ -87,7 +89,7 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
 
   // True (and counted) if a fault of probability `rate` strikes now.
   bool Strike(double FaultyStore::Core::*rate, int64_t FaultyStoreCounters::*counter) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!rng_->Bernoulli(this->*rate)) return false;
     ++(counters_.*counter);
     return true;
@@ -97,7 +99,7 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
   int64_t StaleRevision() { return timeline_ ? timeline_->StaleRevision() : 0; }
   bool IsLatest(int64_t revision) { return !timeline_ || timeline_->IsLatest(revision); }
   void CountStaleRead() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ++counters_.stale_reads;
   }
 
@@ -113,7 +115,7 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
   void SetStaleLag(Duration lag) {
     bool open = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       // A new stale window never serves a revision older than the one current when it began.
       open = lag > Duration::zero() && stale_lag_ <= Duration::zero();
       stale_lag_ = lag;
@@ -128,7 +130,7 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
     auto s = std::make_shared<WatchState>(std::move(cb));
     bool reject = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       reject = reject_new_watches_;
       if (reject) ++counters_.rejected_watches;
     }
@@ -142,10 +144,10 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
     });
     if (inner == nullptr) return nullptr;
     {
-      std::lock_guard<std::mutex> lock(s->mu);
+      MutexLock lock(s->mu);
       s->inner = std::move(inner);
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (watches_.size() >= 64 && watches_.size() >= 2 * live_hint_) PruneWatches();
     watches_.push_back(s);
     return std::make_unique<FaultyWatch>(std::move(s));
@@ -156,7 +158,7 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
     Duration delay{};
     Duration lag{};
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (!r.canceled && drop_rate_ > 0 && rng_->Bernoulli(drop_rate_)) {
         drop = true;
       } else {
@@ -169,13 +171,13 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
     if (!drop) {
       if (lag > Duration::zero()) delay += LagLeft(r, lag);
       if (delay > Duration::zero()) {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         ++counters_.delayed_watch_responses;
       }
     }
     if (drop) {
       if (EndWatch(s, executor_)) {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         ++counters_.dropped_watches;
       }
       return;
@@ -184,7 +186,7 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
     TimePoint due = now;
     bool immediate = false;
     {
-      std::lock_guard<std::mutex> lock(s->mu);
+      MutexLock lock(s->mu);
       immediate = delay <= Duration::zero() && s->pending == 0;
       if (!immediate) {
         due = std::max(now + delay, s->last_due);
@@ -199,7 +201,7 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
     auto copy = std::make_shared<const WatchResponse>(r);
     executor_->Schedule(due - now, [s, copy] {
       {
-        std::lock_guard<std::mutex> lock(s->mu);
+        MutexLock lock(s->mu);
         --s->pending;
       }
       Deliver(s, *copy);
@@ -209,7 +211,7 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
   int64_t DropWatches() {
     std::vector<WatchStatePtr> live;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       PruneWatches();
       for (const auto& w : watches_) {
         if (auto s = w.lock()) live.push_back(std::move(s));
@@ -217,7 +219,7 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
     }
     int64_t n = 0;
     for (const WatchStatePtr& s : live) n += EndWatch(s, executor_) ? 1 : 0;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     counters_.dropped_watches += n;
     return n;
   }
@@ -229,31 +231,30 @@ class FaultyStore::Core : public std::enable_shared_from_this<FaultyStore::Core>
   Clock* const clock_;
   Executor* const executor_;
 
-  mutable std::mutex mu_;
-  // Guarded by mu_.
-  Rng* const rng_;
-  double error_rate_ = 0;
-  double timeout_rate_ = 0;
-  double drop_rate_ = 0;
-  Duration watch_delay_{};
-  TimePoint stall_until_{};
-  Duration stale_lag_{};
-  bool reject_new_watches_ = false;
-  FaultyStoreCounters counters_;
+  mutable Mutex mu_;
+  Rng* const rng_ PT_GUARDED_BY(mu_);
+  double error_rate_ GUARDED_BY(mu_) = 0;
+  double timeout_rate_ GUARDED_BY(mu_) = 0;
+  double drop_rate_ GUARDED_BY(mu_) = 0;
+  Duration watch_delay_ GUARDED_BY(mu_){};
+  TimePoint stall_until_ GUARDED_BY(mu_){};
+  Duration stale_lag_ GUARDED_BY(mu_){};
+  bool reject_new_watches_ GUARDED_BY(mu_) = false;
+  FaultyStoreCounters counters_ GUARDED_BY(mu_);
 
  private:
-  void PruneWatches() {
+  void PruneWatches() REQUIRES(mu_) {
     std::erase_if(watches_, [](const std::weak_ptr<WatchState>& w) {
       auto s = w.lock();
       if (!s) return true;
-      std::lock_guard<std::mutex> lock(s->mu);
+      MutexLock lock(s->mu);
       return !s->alive || s->ended;
     });
     live_hint_ = watches_.size();
   }
 
-  std::vector<std::weak_ptr<WatchState>> watches_;
-  size_t live_hint_ = 0;
+  std::vector<std::weak_ptr<WatchState>> watches_ GUARDED_BY(mu_);
+  size_t live_hint_ GUARDED_BY(mu_) = 0;
   // When each revision became current, for stale reads; reset by Shutdown (on the owner's thread).
   std::unique_ptr<RevisionTimeline> timeline_ = std::make_unique<RevisionTimeline>(inner_, clock_);
 };
@@ -264,34 +265,34 @@ FaultyStore::FaultyStore(Store* inner, Clock* clock, Executor* executor, Rng* rn
 FaultyStore::~FaultyStore() { core_->Shutdown(); }
 
 void FaultyStore::set_error_rate(double p) {
-  std::lock_guard<std::mutex> lock(core_->mu_);
+  MutexLock lock(core_->mu_);
   core_->error_rate_ = p;
 }
 void FaultyStore::set_timeout_rate(double p) {
-  std::lock_guard<std::mutex> lock(core_->mu_);
+  MutexLock lock(core_->mu_);
   core_->timeout_rate_ = p;
 }
 void FaultyStore::set_watch_delay(Duration d) {
-  std::lock_guard<std::mutex> lock(core_->mu_);
+  MutexLock lock(core_->mu_);
   core_->watch_delay_ = std::max(d, Duration::zero());
 }
 void FaultyStore::stall_watches_until(TimePoint until) {
-  std::lock_guard<std::mutex> lock(core_->mu_);
+  MutexLock lock(core_->mu_);
   core_->stall_until_ = until;
 }
 void FaultyStore::set_watch_drop_rate(double p) {
-  std::lock_guard<std::mutex> lock(core_->mu_);
+  MutexLock lock(core_->mu_);
   core_->drop_rate_ = p;
 }
 void FaultyStore::set_reject_new_watches(bool reject) {
-  std::lock_guard<std::mutex> lock(core_->mu_);
+  MutexLock lock(core_->mu_);
   core_->reject_new_watches_ = reject;
 }
 void FaultyStore::set_stale_read_lag(Duration lag) { core_->SetStaleLag(std::max(lag, Duration::zero())); }
 
 void FaultyStore::ClearFaults() {
   {
-    std::lock_guard<std::mutex> lock(core_->mu_);
+    MutexLock lock(core_->mu_);
     core_->error_rate_ = 0;
     core_->timeout_rate_ = 0;
     core_->drop_rate_ = 0;
@@ -309,13 +310,13 @@ Result<int64_t> FaultyStore::ForceCompaction() {
   if (!rev.ok()) return rev.status();
   auto r = inner_->Compact(*rev);
   if (!r.ok()) return r.status();
-  std::lock_guard<std::mutex> lock(core_->mu_);
+  MutexLock lock(core_->mu_);
   ++core_->counters_.forced_compactions;
   return *rev;
 }
 
 FaultyStoreCounters FaultyStore::counters() const {
-  std::lock_guard<std::mutex> lock(core_->mu_);
+  MutexLock lock(core_->mu_);
   return core_->counters_;
 }
 

@@ -1,10 +1,8 @@
 #include "fakes/mem_store.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -12,6 +10,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "engine/mutex.h"
 
 namespace rcsim {
 namespace {
@@ -78,15 +78,17 @@ struct Watcher {
   int64_t start_revision = 0;  // events of earlier revisions are not delivered
   WatchCallback cb;
   Executor* executor = nullptr;
-  int64_t fanout_mark = 0;  // guarded by the store's mutex: last revision this watcher was matched
+  // Guarded by the store's mutex (MemStore::Core::mu_, which the analysis cannot name from here): the last
+  // revision this watcher was matched.
+  int64_t fanout_mark = 0;
 
-  std::mutex mu;
-  std::condition_variable idle;                // signalled when delivering becomes false
-  std::deque<ResponsePtr> queue;               // guarded by mu
-  bool drain_posted = false;                   // guarded by mu: a Drain is posted or running
-  bool alive = true;                           // guarded by mu
-  bool delivering = false;                     // guarded by mu
-  std::thread::id delivering_thread;           // guarded by mu
+  Mutex mu;
+  CondVar idle;  // signalled when delivering becomes false
+  std::deque<ResponsePtr> queue GUARDED_BY(mu);
+  bool drain_posted GUARDED_BY(mu) = false;  // a Drain is posted or running
+  bool alive GUARDED_BY(mu) = true;
+  bool delivering GUARDED_BY(mu) = false;
+  std::thread::id delivering_thread GUARDED_BY(mu);
 
   bool Covers(std::string_view key) const { return InRange(key, start, end); }
 };
@@ -96,7 +98,7 @@ using WatcherPtr = std::shared_ptr<Watcher>;
 void Drain(const WatcherPtr& w) {
   std::deque<ResponsePtr> batch;
   {
-    std::lock_guard<std::mutex> lock(w->mu);
+    MutexLock lock(w->mu);
     batch.swap(w->queue);
     if (!w->alive || batch.empty()) {
       w->drain_posted = false;
@@ -107,14 +109,14 @@ void Drain(const WatcherPtr& w) {
   }
   for (const ResponsePtr& r : batch) {
     {
-      std::lock_guard<std::mutex> lock(w->mu);
+      MutexLock lock(w->mu);
       if (!w->alive) break;
     }
     w->cb(*r);
   }
   bool repost = false;
   {
-    std::lock_guard<std::mutex> lock(w->mu);
+    MutexLock lock(w->mu);
     w->delivering = false;
     if (w->alive && !w->queue.empty()) {
       repost = true;
@@ -122,7 +124,7 @@ void Drain(const WatcherPtr& w) {
       w->drain_posted = false;
     }
   }
-  w->idle.notify_all();
+  w->idle.NotifyAll();
   if (repost) {
     WatcherPtr self = w;
     w->executor->Post([self] { Drain(self); });
@@ -131,11 +133,11 @@ void Drain(const WatcherPtr& w) {
 
 // Stops delivery; waits for a callback running on another thread.
 void Kill(Watcher& w) {
-  std::unique_lock<std::mutex> lock(w.mu);
+  MutexLock lock(w.mu);
   w.alive = false;
   w.queue.clear();
   if (w.delivering && w.delivering_thread != std::this_thread::get_id()) {
-    w.idle.wait(lock, [&w] { return !w.delivering; });
+    w.idle.Wait(w.mu, [&w]() REQUIRES(w.mu) { return !w.delivering; });
   }
 }
 
@@ -157,7 +159,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   }
 
   Result<RangeResponse> Range(const RangeRequest& req) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     Status s = CheckRange(req);
     if (!s.ok()) return s;
     return RangeLocked(req, rev_);
@@ -168,7 +170,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
     PostList posts;
     PutResponse resp;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (req.lease != 0 && !leases_.count(req.lease)) {
         return Status(Code::kNotFound, "etcdserver: requested lease not found");
       }
@@ -186,7 +188,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
     PostList posts;
     DeleteResponse resp;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       std::vector<WatchEvent> events;
       ApplyDelete(req, rev_ + 1, &events, &resp);
       Commit(std::move(events), &posts);
@@ -212,9 +214,9 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
     PostList posts;
     TxnResponse resp;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       resp.succeeded = std::all_of(req.compare.begin(), req.compare.end(),
-                                   [this](const Compare& c) { return Holds(c); });
+                                   [this](const Compare& c) REQUIRES(mu_) { return Holds(c); });
       const std::vector<TxnOp>& ops = resp.succeeded ? req.success : req.failure;
       // Everything that can fail is checked before anything is applied: a Txn is all or nothing.
       for (const TxnOp& op : ops) {
@@ -258,7 +260,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   }
 
   Result<int64_t> Compact(int64_t revision) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     // A never-compacted etcd accepts Compact(0) (its compacted revision starts below 0).
     if (revision < compact_rev_ || (revision == compact_rev_ && compact_rev_ > 0)) {
       return Status(Code::kCompacted, "mvcc: required revision has been compacted");
@@ -300,7 +302,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
     const int64_t ttl = std::max(ttl_seconds, options_.min_lease_ttl_seconds);
     uint64_t gen = 0;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (id == 0) {
         do {
           id = lease_ids_.Next();
@@ -321,7 +323,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
     PostList posts;
     TimerId timer = 0;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       auto it = leases_.find(id);
       if (it == leases_.end()) return Status(Code::kNotFound, "etcdserver: requested lease not found");
       timer = it->second.timer;
@@ -333,7 +335,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   }
 
   Result<int64_t> LeaseKeepAlive(int64_t id) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = leases_.find(id);
     const TimePoint now = clock_->Now();
     if (it == leases_.end() || now >= it->second.deadline) {
@@ -347,7 +349,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   void Shutdown() {
     std::vector<WatcherPtr> all;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       for (auto& [key, ws] : key_watchers_) all.insert(all.end(), ws.begin(), ws.end());
       for (auto& [range, ws] : range_watchers_) all.insert(all.end(), ws.begin(), ws.end());
       key_watchers_.clear();
@@ -357,23 +359,23 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   }
 
   int64_t revision() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return rev_;
   }
   int64_t compact_revision() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return compact_rev_;
   }
   int64_t key_count() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return live_keys_;
   }
   int64_t watcher_count() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return watchers_;
   }
   int64_t lease_count() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return static_cast<int64_t>(leases_.size());
   }
 
@@ -387,7 +389,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   };
   using LeaseMap = std::map<int64_t, Lease>;
 
-  Status CheckRange(const RangeRequest& req) const {
+  Status CheckRange(const RangeRequest& req) const REQUIRES(mu_) {
     if (req.key.empty()) return Status(Code::kBadRequest, "etcdserver: key is not provided");
     if (req.revision > rev_) return Status(Code::kFutureRevision, "mvcc: required revision is a future revision");
     if (req.revision > 0 && req.revision < compact_rev_) {
@@ -421,7 +423,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
 
   // Calls f(iterator) for every key record in [start, end) in key order.
   template <typename F>
-  void ForRange(const std::string& start, const std::string& end, F&& f) {
+  void ForRange(const std::string& start, const std::string& end, F&& f) REQUIRES(mu_) {
     if (end.empty()) {
       auto it = Find(start);
       if (it != keys_.end()) f(it);
@@ -437,12 +439,12 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
     }
   }
 
-  RangeResponse RangeLocked(const RangeRequest& req, int64_t latest) {
+  RangeResponse RangeLocked(const RangeRequest& req, int64_t latest) REQUIRES(mu_) {
     RangeResponse resp;
     resp.revision = latest;
     const int64_t at = req.revision <= 0 ? latest : req.revision;
     const bool at_latest = at >= latest;
-    ForRange(req.key, req.range_end, [&](KeyMap::iterator it) {
+    ForRange(req.key, req.range_end, [&](KeyMap::iterator it) REQUIRES(mu_) {
       const Entry* e = at_latest ? it->second.Live() : it->second.At(at);
       if (e == nullptr) return;
       ++resp.count;
@@ -455,7 +457,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
     return resp;
   }
 
-  bool Holds(const Compare& c) const {
+  bool Holds(const Compare& c) const REQUIRES(mu_) {
     auto it = Find(c.key);
     const Entry* e = it == keys_.end() ? nullptr : it->second.Live();
     int cmp = 0;
@@ -481,29 +483,30 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
     return false;
   }
 
-  KeyMap::iterator Find(std::string_view key) {
+  KeyMap::iterator Find(std::string_view key) REQUIRES(mu_) {
     auto it = index_.find(key);
     return it == index_.end() ? keys_.end() : it->second;
   }
-  KeyMap::const_iterator Find(std::string_view key) const {
+  KeyMap::const_iterator Find(std::string_view key) const REQUIRES(mu_) {
     auto it = index_.find(key);
     return it == index_.end() ? keys_.end() : KeyMap::const_iterator(it->second);
   }
 
-  void MarkDirty(KeyMap::iterator it) {
+  void MarkDirty(KeyMap::iterator it) REQUIRES(mu_) {
     if (!it->second.dirty) {
       it->second.dirty = true;
       dirty_.push_back(it);
     }
   }
 
-  void DetachLease(int64_t lease, const std::string& key) {
+  void DetachLease(int64_t lease, const std::string& key) REQUIRES(mu_) {
     if (lease == 0) return;
     auto l = leases_.find(lease);
     if (l != leases_.end()) l->second.keys.erase(key);
   }
 
-  void ApplyPut(const PutRequest& req, int64_t new_rev, std::vector<WatchEvent>* events, PutResponse* resp) {
+  void ApplyPut(const PutRequest& req, int64_t new_rev, std::vector<WatchEvent>* events, PutResponse* resp)
+      REQUIRES(mu_) {
     auto it = Find(req.key);
     const bool inserted = it == keys_.end();
     if (inserted) {
@@ -536,7 +539,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   }
 
   void DeleteKey(KeyMap::iterator it, int64_t new_rev, std::vector<WatchEvent>* events,
-                 std::vector<KeyValue>* prev_kvs) {
+                 std::vector<KeyValue>* prev_kvs) REQUIRES(mu_) {
     KeyRecord& rec = it->second;
     const Entry* cur = rec.Live();
     if (cur == nullptr) return;
@@ -556,9 +559,9 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   }
 
   void ApplyDelete(const DeleteRequest& req, int64_t new_rev, std::vector<WatchEvent>* events,
-                   DeleteResponse* resp) {
+                   DeleteResponse* resp) REQUIRES(mu_) {
     const size_t before = events->size();
-    ForRange(req.key, req.range_end, [&](KeyMap::iterator it) {
+    ForRange(req.key, req.range_end, [&](KeyMap::iterator it) REQUIRES(mu_) {
       DeleteKey(it, new_rev, events, req.prev_kv ? &resp->prev_kvs : nullptr);
     });
     resp->deleted = static_cast<int64_t>(events->size() - before);
@@ -566,7 +569,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
 
   // Ends a write: if it changed anything, takes the next revision, logs the events and queues them to
   // every watcher whose range holds one of them.
-  void Commit(std::vector<WatchEvent> events, PostList* posts) {
+  void Commit(std::vector<WatchEvent> events, PostList* posts) REQUIRES(mu_) {
     if (events.empty()) return;
     ++rev_;
     auto full = std::make_shared<WatchResponse>();
@@ -576,7 +579,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
     log_.push_back(resp);
     if (watchers_ == 0) return;
     ResponsePtr stripped;  // all events without prev_kv, built on first need
-    auto deliver = [&](const WatcherPtr& w) {
+    auto deliver = [&](const WatcherPtr& w) REQUIRES(mu_) {
       if (w->fanout_mark == rev_ || rev_ < w->start_revision) return;
       w->fanout_mark = rev_;
       Enqueue(w, Adapt(resp, *w, &stripped), posts);
@@ -623,7 +626,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   }
 
   static void Enqueue(const WatcherPtr& w, ResponsePtr r, PostList* posts) {
-    std::lock_guard<std::mutex> lock(w->mu);
+    MutexLock lock(w->mu);
     if (!w->alive) return;
     w->queue.push_back(std::move(r));
     if (!w->drain_posted) {
@@ -633,7 +636,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   }
 
   // Deletes the lease's keys at one revision and forgets the lease.
-  void ExpireLocked(LeaseMap::iterator it, PostList* posts) {
+  void ExpireLocked(LeaseMap::iterator it, PostList* posts) REQUIRES(mu_) {
     std::set<std::string> keys = std::move(it->second.keys);
     leases_.erase(it);
     std::vector<WatchEvent> events;
@@ -649,7 +652,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
     TimerId timer = executor_->Schedule(delay, [weak, id, gen] {
       if (auto core = weak.lock()) core->OnLeaseTimer(id, gen);
     });
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = leases_.find(id);
     if (it != leases_.end() && it->second.gen == gen) it->second.timer = timer;
   }
@@ -659,7 +662,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
     Duration remaining{};
     uint64_t next_gen = 0;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       auto it = leases_.find(id);
       if (it == leases_.end() || it->second.gen != gen) return;
       const TimePoint now = clock_->Now();
@@ -679,23 +682,24 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   Executor* const executor_;
   const MemStoreOptions options_;
 
-  mutable std::mutex mu_;
-  // All fields below are guarded by mu_.
-  int64_t rev_ = 1;
-  int64_t compact_rev_ = 0;
-  KeyMap keys_;
+  mutable Mutex mu_;
+  int64_t rev_ GUARDED_BY(mu_) = 1;
+  int64_t compact_rev_ GUARDED_BY(mu_) = 0;
+  KeyMap keys_ GUARDED_BY(mu_);
   // Point lookups without walking the tree: views of keys_'s node keys, which are stable.
-  std::unordered_map<std::string_view, KeyMap::iterator> index_;
-  int64_t live_keys_ = 0;
-  std::vector<KeyMap::iterator> dirty_;  // records with droppable history; each once (KeyRecord::dirty)
-  std::deque<ResponsePtr> log_;          // every write revision >= compact_rev_, ascending, with prev_kv
+  std::unordered_map<std::string_view, KeyMap::iterator> index_ GUARDED_BY(mu_);
+  int64_t live_keys_ GUARDED_BY(mu_) = 0;
+  // Records with droppable history; each once (KeyRecord::dirty).
+  std::vector<KeyMap::iterator> dirty_ GUARDED_BY(mu_);
+  // Every write revision >= compact_rev_, ascending, with prev_kv.
+  std::deque<ResponsePtr> log_ GUARDED_BY(mu_);
   // Watchers of a single key, and of ranges keyed by (start, end); vectors in creation order.
-  std::unordered_map<std::string, std::vector<WatcherPtr>> key_watchers_;
-  std::map<std::pair<std::string, std::string>, std::vector<WatcherPtr>> range_watchers_;
-  int64_t watchers_ = 0;
-  IdSequence watch_ids_{1};
-  LeaseMap leases_;
-  IdSequence lease_ids_;
+  std::unordered_map<std::string, std::vector<WatcherPtr>> key_watchers_ GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, std::vector<WatcherPtr>> range_watchers_ GUARDED_BY(mu_);
+  int64_t watchers_ GUARDED_BY(mu_) = 0;
+  IdSequence watch_ids_ GUARDED_BY(mu_){1};
+  LeaseMap leases_ GUARDED_BY(mu_);
+  IdSequence lease_ids_ GUARDED_BY(mu_);
 };
 
 namespace {
@@ -724,7 +728,7 @@ std::unique_ptr<Watch> MemStore::Core::StartWatch(const WatchRequest& req, Watch
   w->executor = executor_;
   PostList posts;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     w->id = watch_ids_.Next();
     const int64_t start = req.start_revision == 0 ? rev_ + 1 : req.start_revision;
     w->start_revision = start;
@@ -765,8 +769,8 @@ std::unique_ptr<Watch> MemStore::Core::StartWatch(const WatchRequest& req, Watch
 }
 
 void MemStore::Core::RemoveWatcher(const WatcherPtr& w) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto erase_from = [&w, this](std::vector<WatcherPtr>& v) {
+  MutexLock lock(mu_);
+  auto erase_from = [&w, this](std::vector<WatcherPtr>& v) REQUIRES(mu_) {
     auto it = std::find(v.begin(), v.end(), w);
     if (it == v.end()) return false;
     v.erase(it);

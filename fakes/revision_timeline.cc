@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "engine/mutex.h"
 #include "registry/registry.h"
 
 namespace rcsim {
@@ -20,7 +21,7 @@ RevisionTimeline::RevisionTimeline(Store* store, Clock* clock) : store_(store), 
 RevisionTimeline::~RevisionTimeline() {
   std::unique_ptr<Watch> watch;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     watch = std::move(watch_);
   }
   // Reset outside mu_: a callback that is running may be waiting for it, and the watch's destructor
@@ -33,7 +34,7 @@ bool RevisionTimeline::OpenWindow() {
   if (!rev.ok()) return false;
   bool start = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     timeline_.clear();
     timeline_.emplace_back(clock_->Now(), *rev);
     start = !recording_;
@@ -48,27 +49,27 @@ bool RevisionTimeline::OpenWindow() {
   // The callback uses `this`: no callback runs once the watch (destroyed first) is gone.
   auto w = store_->StartWatch(req, [this](const WatchResponse& r) {
     if (r.events.empty()) return;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     timeline_.emplace_back(clock_->Now(), r.events.back().kv.mod_revision);
     Prune();
   });
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   watch_ = std::move(w);
   return true;
 }
 
 void RevisionTimeline::set_lag(Duration lag) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   lag_ = lag;
 }
 
 bool RevisionTimeline::recording() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return recording_;
 }
 
 int64_t RevisionTimeline::StaleRevision() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (lag_ <= Duration::zero() || timeline_.empty()) return 0;
   Prune();
   // After pruning, the front is the newest entry at or before now - lag (or the window's first).
@@ -76,12 +77,12 @@ int64_t RevisionTimeline::StaleRevision() {
 }
 
 bool RevisionTimeline::IsLatest(int64_t revision) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return timeline_.empty() || timeline_.back().second <= revision;
 }
 
 std::optional<TimePoint> RevisionTimeline::BecameCurrent(int64_t revision) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (timeline_.empty()) return std::nullopt;
   Prune();
   if (revision <= timeline_.front().second) return std::nullopt;

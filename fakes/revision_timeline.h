@@ -14,11 +14,11 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <utility>
 
 #include "engine/api_client.h"
+#include "engine/mutex.h"
 #include "engine/store.h"
 #include "engine/time.h"
 
@@ -52,17 +52,17 @@ class RevisionTimeline {
   std::optional<TimePoint> BecameCurrent(int64_t revision);
 
  private:
-  // Drops entries no answer can need: keeps the newest one at or before now - lag. Needs mu_.
-  void Prune();
+  // Drops entries no answer can need: keeps the newest one at or before now - lag.
+  void Prune() REQUIRES(mu_);
 
   Store* const store_;
   Clock* const clock_;
-  mutable std::mutex mu_;
-  Duration lag_{};          // guarded by mu_
-  bool recording_ = false;  // guarded by mu_
-  // (time seen, revision), ascending; guarded by mu_.
-  std::deque<std::pair<TimePoint, int64_t>> timeline_;
-  std::unique_ptr<Watch> watch_;  // guarded by mu_; destroyed (outside mu_) before the rest
+  mutable Mutex mu_;
+  Duration lag_ GUARDED_BY(mu_){};
+  bool recording_ GUARDED_BY(mu_) = false;
+  // (time seen, revision), ascending.
+  std::deque<std::pair<TimePoint, int64_t>> timeline_ GUARDED_BY(mu_);
+  std::unique_ptr<Watch> watch_ GUARDED_BY(mu_);  // destroyed (outside mu_) before the rest
 };
 
 // Pins a list that a cache may serve (resourceVersion "0", or N read as "not older than N") to the

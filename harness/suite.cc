@@ -4,10 +4,10 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <regex>
 #include <thread>
 
+#include "engine/mutex.h"
 #include "engine/rng.h"
 #include "harness/scenario_expand.h"
 
@@ -140,13 +140,13 @@ std::vector<RunResult> RunPlan(const std::vector<PlannedRun>& plan, int jobs, co
                                const std::function<void(std::size_t, const RunResult&)>& on_done) {
   std::vector<RunResult> results(plan.size());
   std::atomic<std::size_t> next{0};
-  std::mutex done_mu;
+  Mutex done_mu;
   auto worker = [&] {
     for (std::size_t i = next.fetch_add(1); i < plan.size(); i = next.fetch_add(1)) {
       RunOptions options = run_options;
       if (!plan[i].manager.empty()) options.manager = plan[i].manager;
       RunResult r = RunScenario(*plan[i].scenario, plan[i].seed, options);
-      std::lock_guard<std::mutex> lock(done_mu);
+      MutexLock lock(done_mu);
       results[i] = std::move(r);
       if (on_done) on_done(i, results[i]);
     }

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "engine/mutex.h"
 #include "engine/node_types.h"
 
 namespace rcsim {
@@ -36,21 +37,21 @@ template <typename T>
 WatchCache<T>::~WatchCache() {
   std::unique_ptr<rcsim::Watch> w;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     w = std::move(store_watch_);
   }
   w.reset();  // waits for a running callback, which takes mu_
 }
 
 template <typename T>
-Status WatchCache<T>::EnsureStartedLocked(std::unique_lock<std::mutex>& lock) {
+Status WatchCache<T>::EnsureStartedLocked() {
   if (started_) return Status::Ok();
   if (store_watch_) {
     // The previous watch ended; destroy it without the lock its callback takes.
     std::unique_ptr<rcsim::Watch> old = std::move(store_watch_);
-    lock.unlock();
+    mu_.Unlock();
     old.reset();
-    lock.lock();
+    mu_.Lock();
     if (started_) return Status::Ok();
   }
   RangeRequest req;
@@ -109,7 +110,7 @@ void WatchCache<T>::Deliver(const Client& c, const Change& ch) {
 
 template <typename T>
 void WatchCache<T>::OnResponse(uint64_t generation, const WatchResponse& resp) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!started_ || generation != generation_) return;
   for (const WatchEvent& ev : resp.events) {
     Change ch;
@@ -154,7 +155,7 @@ void WatchCache<T>::OnResponse(uint64_t generation, const WatchResponse& resp) {
 
 template <typename T>
 void WatchCache<T>::Remove(uint64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   clients_.erase(id);
 }
 
@@ -185,8 +186,8 @@ Result<std::unique_ptr<RegistryWatch>> WatchCache<T>::Watch(const std::string& n
   };
   // Started first, so that a list made below is never older than what the cache has seen.
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (Status s = EnsureStartedLocked(lock); !s.ok()) return s;
+    MutexLock lock(mu_);
+    if (Status s = EnsureStartedLocked(); !s.ok()) return s;
   }
   // "" is the most recent state: listed from the store (consistent, as the registry's watch), then the
   // cache's changes after that list. A given resourceVersion must be neither compacted (Gone even while
@@ -220,8 +221,8 @@ Result<std::unique_ptr<RegistryWatch>> WatchCache<T>::Watch(const std::string& n
       }
     }
   }
-  std::unique_lock<std::mutex> lock(mu_);
-  if (Status s = EnsureStartedLocked(lock); !s.ok()) return s;  // it may have restarted meanwhile
+  MutexLock lock(mu_);
+  if (Status s = EnsureStartedLocked(); !s.ok()) return s;  // it may have restarted meanwhile
   if (from_cache) {
     from = revision_;
     for (auto it = objects_.lower_bound(c.prefix); it != objects_.end() && it->first.starts_with(c.prefix);
@@ -236,7 +237,7 @@ Result<std::unique_ptr<RegistryWatch>> WatchCache<T>::Watch(const std::string& n
     // Changes from before the cache started (a list made just before its first use, or before a
     // restart) were never seen here: the store still has them, so this client gets its own store
     // watch, as if there were no cache. Rare; the HTTP server's watch cap bounds it.
-    lock.unlock();
+    lock.Unlock();
     return registry_->Watch(ns, opts, consistent ? "" : resource_version, std::move(c.on_event));
   } else if (from < horizon_) {
     return gone(from);  // seen, but dropped from the buffer: the client re-lists, as kube's cacher
@@ -263,8 +264,8 @@ Result<std::unique_ptr<RegistryWatch>> WatchCache<T>::Watch(const std::string& n
 
 template <typename T>
 Result<ObjectList<T>> WatchCache<T>::List(const std::string& ns, const ListOptions& opts) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (Status s = EnsureStartedLocked(lock); !s.ok()) return s;
+  MutexLock lock(mu_);
+  if (Status s = EnsureStartedLocked(); !s.ok()) return s;
   const std::string prefix = ns.empty() ? prefix_ : prefix_ + ns + "/";
   ObjectList<T> out;
   out.resource_version = std::to_string(revision_);
@@ -277,13 +278,13 @@ Result<ObjectList<T>> WatchCache<T>::List(const std::string& ns, const ListOptio
 
 template <typename T>
 int64_t WatchCache<T>::store_watches_started() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return store_watches_;
 }
 
 template <typename T>
 std::size_t WatchCache<T>::client_watches() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return clients_.size();
 }
 

@@ -24,9 +24,9 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "engine/mutex.h"
 #include "registry/registry.h"
 
 namespace rcsim {
@@ -70,7 +70,8 @@ class WatchCache {
   };
   class ClientWatch;
 
-  Status EnsureStartedLocked(std::unique_lock<std::mutex>& lock);
+  // Starts the cache if it is not running; may release mu_ while it destroys a watch that ended.
+  Status EnsureStartedLocked() REQUIRES(mu_);
   void OnResponse(uint64_t generation, const WatchResponse& resp);
   void Deliver(const Client& c, const Change& ch);
   void Remove(uint64_t id);
@@ -80,19 +81,19 @@ class WatchCache {
   const std::string prefix_;
   const std::size_t capacity_;
 
-  mutable std::mutex mu_;
-  bool started_ = false;                       // guarded by mu_
-  uint64_t generation_ = 0;                    // guarded by mu_; bumped on every (re)start
-  int64_t revision_ = 0;                       // guarded by mu_; the last revision applied
-  int64_t horizon_ = 0;                        // guarded by mu_; changes after it are all in changes_
-  int64_t start_revision_ = 0;                 // guarded by mu_; the revision the cache was listed at
-  std::map<std::string, Ptr> objects_;         // guarded by mu_; by key, without resourceVersion
-  std::map<std::string, int64_t> revisions_;   // guarded by mu_; mod_revision of each object
-  std::deque<Change> changes_;                 // guarded by mu_
-  std::map<uint64_t, Client> clients_;         // guarded by mu_
-  uint64_t next_id_ = 1;                       // guarded by mu_
-  int64_t store_watches_ = 0;                  // guarded by mu_
-  std::unique_ptr<rcsim::Watch> store_watch_;  // guarded by mu_ (destroyed with mu_ released)
+  mutable Mutex mu_;
+  bool started_ GUARDED_BY(mu_) = false;
+  uint64_t generation_ GUARDED_BY(mu_) = 0;                   // bumped on every (re)start
+  int64_t revision_ GUARDED_BY(mu_) = 0;                      // the last revision applied
+  int64_t horizon_ GUARDED_BY(mu_) = 0;                       // changes after it are all in changes_
+  int64_t start_revision_ GUARDED_BY(mu_) = 0;                // the revision the cache was listed at
+  std::map<std::string, Ptr> objects_ GUARDED_BY(mu_);        // by key, without resourceVersion
+  std::map<std::string, int64_t> revisions_ GUARDED_BY(mu_);  // mod_revision of each object
+  std::deque<Change> changes_ GUARDED_BY(mu_);
+  std::map<uint64_t, Client> clients_ GUARDED_BY(mu_);
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  int64_t store_watches_ GUARDED_BY(mu_) = 0;
+  std::unique_ptr<rcsim::Watch> store_watch_ GUARDED_BY(mu_);  // destroyed with mu_ released
 };
 
 }  // namespace rcsim

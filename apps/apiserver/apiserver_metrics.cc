@@ -7,6 +7,8 @@
 #include <string_view>
 #include <utility>
 
+#include "engine/mutex.h"
+
 namespace rcsim {
 namespace {
 
@@ -186,7 +188,7 @@ void ApiServerMetrics::ObserveEtcd(const char* operation, const std::string& typ
 
 std::string ApiServerMetrics::Scrape(Store* store, uint64_t malformed_values) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (malformed_values > malformed_seen_) {
       malformed_.Increment(static_cast<double>(malformed_values - malformed_seen_));
       malformed_seen_ = malformed_values;

@@ -26,10 +26,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "backends/http/http_server.h"
+#include "engine/mutex.h"
 #include "engine/store.h"
 
 namespace rcsim {
@@ -57,8 +57,8 @@ class ApiServerMetrics final : public RequestObserver {
   prometheus::Family<prometheus::Gauge>& objects_;
   prometheus::Counter& malformed_;
 
-  std::mutex mu_;
-  uint64_t malformed_seen_ = 0;  // guarded by mu_: the registry's count at the previous scrape
+  Mutex mu_;
+  uint64_t malformed_seen_ GUARDED_BY(mu_) = 0;  // the registry's count at the previous scrape
 };
 
 // The resource a store key belongs to, as etcd_request_duration_seconds' `type` label.

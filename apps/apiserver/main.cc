@@ -11,12 +11,10 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/program_options.hpp>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -29,6 +27,7 @@
 #include "backends/http/http_server.h"
 #include "backends/http/thread_executor.h"
 #include "backends/http/token_auth.h"
+#include "engine/mutex.h"
 #include "engine/rng.h"
 #include "registry/lease_registry.h"
 #include "registry/registry.h"
@@ -151,19 +150,19 @@ class Compactor {
   }
   ~Compactor() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     if (thread_.joinable()) thread_.join();
   }
 
  private:
   void Run() {
     int64_t previous = 0;
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!cv_.wait_for(lock, interval_, [this] { return stop_; })) {
-      lock.unlock();
+    MutexLock lock(mu_);
+    while (!cv_.WaitFor(mu_, interval_, [this]() REQUIRES(mu_) { return stop_; })) {
+      lock.Unlock();
       Result<RangeResponse> r = store_->GetPrefix("/registry/", /*limit=*/1);
       if (r.ok()) {
         if (previous > 0) {
@@ -174,15 +173,15 @@ class Compactor {
         }
         previous = r->revision;
       }
-      lock.lock();
+      lock.Lock();
     }
   }
 
   Store* const store_;
   const std::chrono::seconds interval_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 
@@ -280,9 +279,9 @@ int Main(int argc, char** argv) {
   options.metrics = [&metrics, &registry, etcd]() -> std::string {
     return metrics.Scrape(etcd, registry.malformed_values());
   };
-  std::mutex log_mu;
+  Mutex log_mu;
   registry.set_log([&log_mu](std::string_view line) {
-    std::lock_guard<std::mutex> lock(log_mu);
+    MutexLock lock(log_mu);
     std::cerr << "apiserver: " << line << "\n";
   });
   Compactor compactor(timed_store.get(), std::chrono::seconds(flags.compaction_interval_seconds));

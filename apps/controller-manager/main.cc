@@ -24,7 +24,6 @@
 #include <future>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -53,6 +52,7 @@
 #include "engine/go_duration.h"
 #include "engine/leader_elector.h"
 #include "engine/log.h"
+#include "engine/mutex.h"
 #include "engine/replication_manager.h"
 #include "engine/rng.h"
 #include "engine/trace.h"
@@ -244,7 +244,7 @@ class StderrLogger final : public Logger {
   explicit StderrLogger(int verbosity) : verbosity_(verbosity) {}
   void Log(LogLevel level, std::string_view message) override {
     if (level == LogLevel::kDebug && verbosity_ < 4) return;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     std::cerr << "controller-manager: "
               << (level == LogLevel::kError     ? "error: "
                   : level == LogLevel::kWarning ? "warning: "
@@ -254,7 +254,7 @@ class StderrLogger final : public Logger {
 
  private:
   const int verbosity_;
-  std::mutex mu_;
+  Mutex mu_;
 };
 
 // hostname_<random hex>, as kube-controller-manager's identity (hostname plus a uuid).

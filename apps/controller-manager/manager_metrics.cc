@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/codec.h"
+#include "engine/mutex.h"
 
 namespace rcsim {
 namespace {
@@ -239,7 +240,7 @@ void ManagerMetricsExporter::ObserveRequest(const char* verb, const char* resour
 
 std::string ManagerMetricsExporter::Scrape(const ManagerSnapshot& s) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     const ManagerMetrics& c = s.counters;
     Advance(retries_, c.requeues, last_.requeues);
     Advance(syncs_ok_, c.syncs - c.sync_errors, last_.syncs - last_.sync_errors);

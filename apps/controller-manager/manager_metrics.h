@@ -23,12 +23,12 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "engine/api_client.h"
 #include "engine/log.h"
 #include "engine/metrics.h"
+#include "engine/mutex.h"
 #include "engine/time.h"
 
 namespace rcsim {
@@ -82,8 +82,8 @@ class ManagerMetricsExporter {
   prometheus::Histogram& sync_error_;
   prometheus::Gauge& leader_;
 
-  std::mutex mu_;
-  ManagerMetrics last_;  // guarded by mu_: the counters at the previous scrape
+  Mutex mu_;
+  ManagerMetrics last_ GUARDED_BY(mu_);  // the counters at the previous scrape
 };
 
 // Forwards every call to `inner` and records it in `metrics`; with a `logger` (thread-safe), also one

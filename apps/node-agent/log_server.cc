@@ -8,7 +8,6 @@
 #include <chrono>
 #include <fstream>
 #include <list>
-#include <mutex>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "backends/http/log_query.h"
 #include "backends/process/container_logs.h"
 #include "engine/codec.h"
+#include "engine/mutex.h"
 
 namespace rcsim {
 namespace {
@@ -75,7 +75,7 @@ struct LogServer::Impl {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));  // e.g. out of file descriptors
         continue;
       }
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       connections.emplace_back();
       Connection& c = connections.back();
       c.socket = std::make_unique<tcp::socket>(std::move(socket));
@@ -84,8 +84,8 @@ struct LogServer::Impl {
     }
   }
 
-  // Joins the threads of connections that ended. mu held.
-  void Reap() {
+  // Joins the threads of connections that ended.
+  void Reap() REQUIRES(mu) {
     for (auto it = connections.begin(); it != connections.end();) {
       if (it->done.load()) {
         it->thread.join();
@@ -110,7 +110,7 @@ struct LogServer::Impl {
   }
 
   void MarkDone(const tcp::socket& socket) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     for (Connection& c : connections) {
       if (c.socket.get() == &socket) c.done.store(true);
     }
@@ -206,8 +206,8 @@ struct LogServer::Impl {
   tcp::acceptor acceptor{ioc};
   std::atomic<bool> stopping{false};
   std::thread accept_thread;
-  std::mutex mu;
-  std::list<Connection> connections;  // guarded by mu
+  Mutex mu;
+  std::list<Connection> connections GUARDED_BY(mu);
   uint16_t bound_port = 0;
 };
 
@@ -246,7 +246,7 @@ void LogServer::Stop() {
   impl_->acceptor.close(ec);
   std::list<Impl::Connection> connections;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     for (Impl::Connection& c : impl_->connections) {
       ::shutdown(c.socket->native_handle(), SHUT_RDWR);  // wakes a blocked read; follow loops see stopping
     }

@@ -20,7 +20,6 @@
 #include <future>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 
@@ -32,6 +31,7 @@
 #include "cluster/executor_api.h"
 #include "cluster/node_agent.h"
 #include "engine/go_duration.h"
+#include "engine/mutex.h"
 #include "engine/trace.h"
 
 namespace rcsim {
@@ -171,13 +171,13 @@ class StderrTraceSink final : public TraceSink {
   explicit StderrTraceSink(bool enabled) : enabled_(enabled) {}
   bool enabled() const override { return enabled_; }
   void Record(std::string_view actor, std::string_view event) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     std::cerr << "node-agent: " << actor << ": " << event << std::endl;
   }
 
  private:
   const bool enabled_;
-  std::mutex mu_;
+  Mutex mu_;
 };
 
 void RunOn(Executor& executor, std::function<void()> fn) {

@@ -4,12 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <utility>
 
+#include "engine/mutex.h"
 #include "rpc.grpc.pb.h"
 #include "rpc.pb.h"
 
@@ -341,14 +340,14 @@ struct WatchState {
   WatchRequest req;
   WatchCallback cb;
 
-  std::mutex mu;
-  std::condition_variable cv;
-  bool cancelled = false;                   // guarded by mu
-  grpc::ClientContext* live_ctx = nullptr;  // guarded by mu; the stream the thread is reading
+  Mutex mu;
+  CondVar cv;
+  bool cancelled GUARDED_BY(mu) = false;
+  grpc::ClientContext* live_ctx GUARDED_BY(mu) = nullptr;  // the stream the thread is reading
   std::thread thread;                       // joined (or detached) by EtcdWatch's destructor
 
   bool Cancelled() {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     return cancelled;
   }
 
@@ -365,8 +364,8 @@ struct WatchState {
       if (failures > 0) {
         auto backoff =
             std::min<Duration>(kWatchMinBackoff * (1 << std::min(failures - 1, 5)), kWatchMaxBackoff);
-        std::unique_lock<std::mutex> lock(mu);
-        if (cv.wait_for(lock, backoff, [this] { return cancelled; })) return;
+        MutexLock lock(mu);
+        if (cv.WaitFor(mu, backoff, [this]() REQUIRES(mu) { return cancelled; })) return;
       }
       const auto& ep = store->endpoints[idx];
       // Drive the connection first (see Impl::Connect): a stream started on a channel that is not
@@ -387,7 +386,7 @@ struct WatchState {
       grpc::ClientContext ctx;
       ctx.AddMetadata("hasleader", "true");
       {
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(mu);
         if (cancelled) return;
         live_ctx = &ctx;
       }
@@ -437,7 +436,7 @@ struct WatchState {
         end = stream->Finish();
       }
       {
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(mu);
         live_ctx = nullptr;
         if (cancelled || finished) return;
       }
@@ -485,11 +484,11 @@ class EtcdWatch final : public Watch {
   explicit EtcdWatch(std::shared_ptr<WatchState> state) : state_(std::move(state)) {}
   ~EtcdWatch() override {
     {
-      std::lock_guard<std::mutex> lock(state_->mu);
+      MutexLock lock(state_->mu);
       state_->cancelled = true;
       if (state_->live_ctx != nullptr) state_->live_ctx->TryCancel();
     }
-    state_->cv.notify_all();
+    state_->cv.NotifyAll();
     if (state_->thread.get_id() == std::this_thread::get_id()) {
       state_->thread.detach();  // destroyed from its own callback; the thread owns `state_` too
     } else {

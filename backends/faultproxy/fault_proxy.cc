@@ -6,15 +6,15 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <limits>
 #include <list>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
+
+#include "engine/mutex.h"
 
 namespace rcsim {
 
@@ -144,6 +144,8 @@ struct FaultProxy::Impl {
     SteadyClock::time_point latency_until{};
   };
   // One client connection (and its upstream), cut from other threads by shutting both sockets down.
+  // Its fields but `thread` are guarded by Impl::mu (the analysis cannot name the enclosing object's
+  // mutex from a nested struct, so they are not annotated).
   struct Conn {
     int client_fd = -1;    // guarded by Impl::mu; -1 once closed
     int upstream_fd = -1;  // guarded by Impl::mu
@@ -172,21 +174,25 @@ struct FaultProxy::Impl {
   uint16_t port = 0;
   std::thread accept_thread;
 
-  mutable std::mutex mu;
-  std::condition_variable cv;              // wakes waits of connections (cut, stop, fault changes)
-  bool stopping = false;                   // guarded by mu
-  std::list<std::shared_ptr<Conn>> conns;  // guarded by mu
-  std::array<VerbFaults, kVerbs> faults;   // guarded by mu
-  SteadyClock::time_point partition_until{}, watch_delay_until{}, read_lag_until{}, stall_until{};  // mu
-  Duration watch_delay{0}, read_lag{0};  // guarded by mu
-  StaleListPinner read_lag_pin;          // guarded by mu
-  FaultProxyCounters counters;           // guarded by mu
-  std::mt19937_64 rng;                   // guarded by mu
+  mutable Mutex mu;
+  CondVar cv;  // wakes waits of connections (cut, stop, fault changes)
+  bool stopping GUARDED_BY(mu) = false;
+  std::list<std::shared_ptr<Conn>> conns GUARDED_BY(mu);
+  std::array<VerbFaults, kVerbs> faults GUARDED_BY(mu);
+  SteadyClock::time_point partition_until GUARDED_BY(mu){};
+  SteadyClock::time_point watch_delay_until GUARDED_BY(mu){};
+  SteadyClock::time_point read_lag_until GUARDED_BY(mu){};
+  SteadyClock::time_point stall_until GUARDED_BY(mu){};
+  Duration watch_delay GUARDED_BY(mu){0};
+  Duration read_lag GUARDED_BY(mu){0};
+  StaleListPinner read_lag_pin GUARDED_BY(mu);
+  FaultProxyCounters counters GUARDED_BY(mu);
+  std::mt19937_64 rng GUARDED_BY(mu);
 
-  double Uniform() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng); }
+  double Uniform() REQUIRES(mu) { return std::uniform_real_distribution<double>(0.0, 1.0)(rng); }
 
   Decision Decide(const ProxiedCall& call) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     Decision d;
     const auto now = SteadyClock::now();
     if (now < partition_until) {
@@ -227,8 +233,8 @@ struct FaultProxy::Impl {
 
   // Waits until `t`, or until the connection is cut or the proxy stops; false if it was cut.
   bool WaitUntil(Conn& c, SteadyClock::time_point t) {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait_until(lock, t, [&] { return c.cut || stopping; });
+    MutexLock lock(mu);
+    cv.WaitUntil(mu, t, [&]() REQUIRES(mu) { return c.cut || stopping; });
     return !c.cut && !stopping;
   }
 
@@ -249,7 +255,7 @@ void FaultProxy::Impl::AcceptLoop() {
     beast::error_code ec;
     tcp::socket s(ioc);
     acceptor.accept(s, ec);
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     if (stopping) return;
     // Reap the threads of finished connections.
     for (auto it = conns.begin(); it != conns.end();) {
@@ -275,7 +281,7 @@ void FaultProxy::Impl::Serve(std::shared_ptr<Conn> conn, tcp::socket client) {
   beast::flat_buffer client_buf, up_buf;
   auto close_all = [&] {
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       conn->client_fd = -1;
       conn->upstream_fd = -1;
     }
@@ -286,7 +292,7 @@ void FaultProxy::Impl::Serve(std::shared_ptr<Conn> conn, tcp::socket client) {
   auto connect_up = [&]() -> bool {
     beast::error_code ec;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       conn->upstream_fd = -1;
     }
     up.close(ec);
@@ -294,7 +300,7 @@ void FaultProxy::Impl::Serve(std::shared_ptr<Conn> conn, tcp::socket client) {
     up.connect(upstream, ec);
     if (ec) return false;
     up.set_option(tcp::no_delay(true), ec);
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     if (conn->cut || stopping) return false;
     conn->upstream_fd = up.native_handle();
     up_buf.clear();
@@ -341,12 +347,12 @@ void FaultProxy::Impl::Serve(std::shared_ptr<Conn> conn, tcp::socket client) {
       opts.continue_token = QueryParam(target, "continue");
       if (d.pin(&opts)) {
         req.target(ExactListTarget(target, opts.resource_version));
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(mu);
         ++counters.stale_lists;
       }
     }
     if (call.watch) {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       conn->watch = true;
     }
     // Forward; a reused upstream connection the server closed as idle is retried once on a new one.
@@ -406,7 +412,7 @@ void FaultProxy::Impl::Serve(std::shared_ptr<Conn> conn, tcp::socket client) {
     up_reused = true;
   }
   close_all();
-  std::lock_guard<std::mutex> lock(mu);
+  MutexLock lock(mu);
   conn->done = true;
 }
 
@@ -468,7 +474,7 @@ bool FaultProxy::Impl::RelayWatch(Conn& conn, tcp::socket& client, tcp::socket& 
     SteadyClock::time_point due;
     std::string line;
   };
-  std::deque<Item> queue;  // guarded by mu
+  std::deque<Item> queue;  // guarded by mu (locals cannot be annotated)
   bool ended = false;      // guarded by mu
   std::thread reader([&] {
     std::string pending;
@@ -482,22 +488,22 @@ bool FaultProxy::Impl::RelayWatch(Conn& conn, tcp::socket& client, tcp::socket& 
       }
       pending.erase(0, start);
       if (lines.empty()) continue;
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       const auto now = SteadyClock::now();
       Duration extra{0};
       if (faultable && now < watch_delay_until) extra += watch_delay;
       if (faultable && now < read_lag_until) extra += read_lag;
       for (std::string& l : lines) queue.push_back(Item{now + extra, std::move(l)});
-      cv.notify_all();
+      cv.NotifyAll();
     }
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     if (!pending.empty()) queue.push_back(Item{SteadyClock::now(), std::move(pending)});
     ended = true;
-    cv.notify_all();
+    cv.NotifyAll();
   });
   bool ok = true;
   while (true) {
-    std::unique_lock<std::mutex> lock(mu);
+    MutexLock lock(mu);
     // Wait for an item that is due and not held by a stall, the stream's end, or a cut.
     while (true) {
       if (conn.cut || stopping) break;
@@ -508,7 +514,7 @@ bool FaultProxy::Impl::RelayWatch(Conn& conn, tcp::socket& client, tcp::socket& 
       SteadyClock::time_point wake = now + std::chrono::seconds(1);
       if (stalled) wake = std::min(wake, stall_until);
       if (!queue.empty() && !stalled) wake = std::min(wake, queue.front().due);
-      cv.wait_until(lock, wake);
+      cv.WaitUntil(mu, wake);
     }
     if (conn.cut || stopping) {
       ok = false;
@@ -518,7 +524,7 @@ bool FaultProxy::Impl::RelayWatch(Conn& conn, tcp::socket& client, tcp::socket& 
     Item item = std::move(queue.front());
     queue.pop_front();
     ++counters.watch_events;
-    lock.unlock();
+    lock.Unlock();
     net::write(client, http::make_chunk(net::buffer(item.line)), ec);
     if (ec) {
       ok = false;
@@ -528,7 +534,7 @@ bool FaultProxy::Impl::RelayWatch(Conn& conn, tcp::socket& client, tcp::socket& 
   if (ok) net::write(client, http::make_chunk_last(), ec);
   {
     // Unblock the reader (a stream that has not ended, a client gone) and wait for it.
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     if (conn.upstream_fd >= 0) ::shutdown(conn.upstream_fd, SHUT_RDWR);
   }
   reader.join();
@@ -541,7 +547,10 @@ Result<std::unique_ptr<FaultProxy>> FaultProxy::Start(FaultProxyOptions options)
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
   const FaultProxyOptions& o = impl->options;
-  impl->rng.seed(o.seed);
+  {
+    MutexLock lock(impl->mu);  // no other thread yet; for the analysis
+    impl->rng.seed(o.seed);
+  }
   beast::error_code ec;
   auto up_addr = net::ip::make_address(o.upstream_host, ec);
   if (ec) return Status(Code::kInvalid, "fault proxy: bad upstream address " + o.upstream_host);
@@ -568,79 +577,81 @@ uint16_t FaultProxy::port() const { return impl_->port; }
 std::string FaultProxy::url() const { return "http://127.0.0.1:" + std::to_string(impl_->port); }
 
 namespace {
-template <typename Fn>
-void ForVerbs(const std::vector<Verb>& verbs, Fn&& fn) {
+// The indexes of `verbs` in Impl::faults; every verb when empty.
+std::vector<int> VerbIndexes(const std::vector<Verb>& verbs) {
+  std::vector<int> out;
   if (verbs.empty()) {
-    for (int v = 0; v < kVerbs; ++v) fn(v);
+    for (int v = 0; v < kVerbs; ++v) out.push_back(v);
   } else {
-    for (Verb v : verbs) fn(static_cast<int>(v));
+    for (Verb v : verbs) out.push_back(static_cast<int>(v));
   }
+  return out;
 }
 }  // namespace
 
 void FaultProxy::SetErrors(const std::vector<Verb>& verbs, double rate, int http_code,
                            const std::string& reason, const std::string& message, Duration for_) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   const auto until = SteadyClock::now() + for_;
-  ForVerbs(verbs, [&](int v) {
+  for (int v : VerbIndexes(verbs)) {
     auto& f = impl_->faults[v];
     f.error_rate = rate;
     f.error_code = http_code;
     f.reason = reason;
     f.message = message;
     f.error_until = until;
-  });
+  }
 }
 
 void FaultProxy::SetTimeouts(const std::vector<Verb>& verbs, double rate, Duration for_) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   const auto until = SteadyClock::now() + for_;
-  ForVerbs(verbs, [&](int v) {
+  for (int v : VerbIndexes(verbs)) {
     impl_->faults[v].timeout_rate = rate;
     impl_->faults[v].timeout_until = until;
-  });
+  }
 }
 
 void FaultProxy::SetLatency(const std::vector<Verb>& verbs, Duration min, Duration max, Duration for_) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   const auto until = SteadyClock::now() + for_;
-  ForVerbs(verbs, [&](int v) {
+  for (int v : VerbIndexes(verbs)) {
     impl_->faults[v].latency_min = min;
     impl_->faults[v].latency_max = std::max(min, max);
     impl_->faults[v].latency_until = until;
-  });
+  }
 }
 
 void FaultProxy::SetWatchDelay(Duration delay, Duration for_) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   impl_->watch_delay = delay;
   impl_->watch_delay_until = SteadyClock::now() + for_;
 }
 
 void FaultProxy::SetReadLag(Duration lag, Duration for_, StaleListPinner pin) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   impl_->read_lag = lag;
   impl_->read_lag_pin = std::move(pin);
   impl_->read_lag_until = SteadyClock::now() + for_;
 }
 
 void FaultProxy::StallWatches(Duration for_) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   impl_->stall_until = SteadyClock::now() + for_;
-  impl_->cv.notify_all();
+  impl_->cv.NotifyAll();
 }
 
 void FaultProxy::Partition(Duration for_) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   impl_->partition_until = SteadyClock::now() + for_;
   for (auto& c : impl_->conns) {
     if (!c->done) impl_->CutLocked(*c);
   }
-  impl_->cv.notify_all();
+  impl_->cv.NotifyAll();
 }
 
 int FaultProxy::DropWatches() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   int n = 0;
   for (auto& c : impl_->conns) {
     if (c->watch && !c->done && !c->cut) {
@@ -649,25 +660,25 @@ int FaultProxy::DropWatches() {
     }
   }
   impl_->counters.watches_dropped += static_cast<uint64_t>(n);
-  impl_->cv.notify_all();
+  impl_->cv.NotifyAll();
   return n;
 }
 
 void FaultProxy::ClearFaults() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   for (auto& f : impl_->faults) f = Impl::VerbFaults{};
   impl_->partition_until = impl_->watch_delay_until = impl_->read_lag_until = impl_->stall_until = {};
   impl_->read_lag_pin = nullptr;
-  impl_->cv.notify_all();
+  impl_->cv.NotifyAll();
 }
 
 FaultProxyCounters FaultProxy::counters() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   return impl_->counters;
 }
 
 int FaultProxy::open_watches() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   int n = 0;
   for (const auto& c : impl_->conns) n += c->watch && !c->done && !c->cut ? 1 : 0;
   return n;
@@ -675,19 +686,19 @@ int FaultProxy::open_watches() const {
 
 void FaultProxy::Stop() {
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     if (impl_->stopping) return;
     impl_->stopping = true;
     for (auto& c : impl_->conns) impl_->CutLocked(*c);
     ::shutdown(impl_->acceptor.native_handle(), SHUT_RDWR);
-    impl_->cv.notify_all();
+    impl_->cv.NotifyAll();
   }
   if (impl_->accept_thread.joinable()) impl_->accept_thread.join();
   beast::error_code ec;
   impl_->acceptor.close(ec);
   std::list<std::shared_ptr<Impl::Conn>> conns;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     conns.swap(impl_->conns);
   }
   for (auto& c : conns) {

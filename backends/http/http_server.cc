@@ -6,7 +6,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -21,6 +20,7 @@
 #include "backends/tls/tls_context.h"
 #include "backends/tls/tls_or_tcp_stream.h"
 #include "engine/codec.h"
+#include "engine/mutex.h"
 
 namespace rcsim {
 namespace {
@@ -40,18 +40,18 @@ class Gate {
   // False when closed (`fn` is dropped, not run).
   template <typename Executor, typename Fn>
   bool Post(const Executor& ex, Fn&& fn) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (open_) net::post(ex, std::forward<Fn>(fn));
     return open_;
   }
   void Close() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     open_ = false;
   }
 
  private:
-  std::mutex mu_;
-  bool open_ = true;  // guarded by mu_
+  Mutex mu_;
+  bool open_ GUARDED_BY(mu_) = true;
 };
 
 std::string_view AsStd(beast::string_view s) { return std::string_view(s.data(), s.size()); }

@@ -2,16 +2,18 @@
 
 #include <utility>
 
+#include "engine/mutex.h"
+
 namespace rcsim {
 
 ThreadExecutor::ThreadExecutor() : thread_([this] { Run(); }) {}
 
 ThreadExecutor::~ThreadExecutor() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   thread_.join();
 }
 
@@ -20,40 +22,40 @@ TimerId ThreadExecutor::Schedule(Duration delay, std::function<void()> fn) {
                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay);
   TimerId id;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     id = next_seq_++;
     if (stopping_) return id;
     heap_.push(Timer{due, id, std::move(fn)});
     pending_.insert(id);
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
   return id;
 }
 
 void ThreadExecutor::Cancel(TimerId id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   pending_.erase(id);
 }
 
 void ThreadExecutor::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
     if (heap_.empty()) {
-      cv_.wait(lock);
+      cv_.Wait(mu_);
       continue;
     }
     const auto due = heap_.top().due;
     if (due > std::chrono::steady_clock::now()) {
-      cv_.wait_until(lock, due);
+      cv_.WaitUntil(mu_, due);
       continue;
     }
     Timer t = std::move(const_cast<Timer&>(heap_.top()));
     heap_.pop();
     if (pending_.erase(t.seq) == 0) continue;  // cancelled
-    lock.unlock();
+    lock.Unlock();
     t.fn();
     t.fn = nullptr;  // destroy captures outside the lock too
-    lock.lock();
+    lock.Lock();
   }
 }
 

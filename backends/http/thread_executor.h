@@ -9,16 +9,15 @@
 #define RCSIM_BACKENDS_HTTP_THREAD_EXECUTOR_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <queue>
 #include <thread>
 #include <unordered_set>
 #include <vector>
 
 #include "engine/executor.h"
+#include "engine/mutex.h"
 #include "engine/time.h"
 
 namespace rcsim {
@@ -54,12 +53,12 @@ class ThreadExecutor final : public Executor {
   };
   void Run();
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;                                       // guarded by mu_
-  uint64_t next_seq_ = 1;                                       // guarded by mu_
-  std::priority_queue<Timer, std::vector<Timer>, Later> heap_;  // guarded by mu_
-  std::unordered_set<uint64_t> pending_;                        // ids in heap_ not cancelled; guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  uint64_t next_seq_ GUARDED_BY(mu_) = 1;
+  std::priority_queue<Timer, std::vector<Timer>, Later> heap_ GUARDED_BY(mu_);
+  std::unordered_set<uint64_t> pending_ GUARDED_BY(mu_);  // ids in heap_ not cancelled
   std::thread thread_;
 };
 

@@ -17,7 +17,6 @@
 #include <deque>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string_view>
 #include <thread>
@@ -30,6 +29,7 @@
 #include "backends/tls/tls_or_tcp_stream.h"
 #include "engine/codec.h"
 #include "engine/lease.h"
+#include "engine/mutex.h"
 #include "engine/node_codec.h"
 
 namespace rcsim {
@@ -144,8 +144,8 @@ class WatchStream : public std::enable_shared_from_this<WatchStream> {
 
   // Held while a callback runs, so Stop() waits for a running callback. Recursive because the callback
   // may destroy its own ApiWatch (Stop on the same thread).
-  std::recursive_mutex cb_mu_;
-  bool stopped_ = false;  // guarded by cb_mu_: no further callback
+  RecursiveMutex cb_mu_;
+  bool stopped_ GUARDED_BY(cb_mu_) = false;  // no further callback
   const LineFn on_line_;
   const FailFn on_fail_;
 };
@@ -184,12 +184,12 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
 
   // Posts `fn` to a strand unless shut down (then the shutdown closes everything itself).
   void PostIfRunning(const TlsOrTcpStream::executor_type& strand, std::function<void()> fn) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return;
     asio::post(strand, std::move(fn));
   }
   void ForgetWatch(uint64_t id) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     watches_.erase(id);
   }
   bool stopping() const { return stopping_flag_.load(std::memory_order_acquire); }
@@ -214,7 +214,7 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
 
   // The rate limiter's wait before the next request or watch start (zero without a limit).
   std::chrono::steady_clock::duration Throttle() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return limiter_ ? limiter_->Reserve(std::chrono::steady_clock::now())
                     : std::chrono::steady_clock::duration::zero();
   }
@@ -262,7 +262,7 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
   void FailIo(OpPtr op, const ErrorCode& ec);
   void Finish(OpPtr op, Result<HttpReply> result, bool reusable);
   void Release(std::shared_ptr<Conn> conn, bool reusable);
-  std::shared_ptr<Conn> NewConnLocked();
+  std::shared_ptr<Conn> NewConnLocked() REQUIRES(mu_);
 
   const HttpApiClientOptions options_;
   const tcp::resolver::results_type endpoints_;
@@ -273,18 +273,18 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   std::vector<std::thread> threads_;  // owned by the thread that calls Start/Shutdown
 
-  std::mutex mu_;
-  bool stopping_ = false;                                   // guarded by mu_
+  Mutex mu_;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::atomic<bool> stopping_flag_{false};                  // mirrors stopping_ for lock-free checks
-  uint64_t next_id_ = 1;                                    // guarded by mu_
-  int open_ = 0;                                            // guarded by mu_: pooled connections open
-  std::vector<std::shared_ptr<Conn>> idle_;                 // guarded by mu_
-  std::deque<OpPtr> waiting_;                               // guarded by mu_
-  std::map<uint64_t, std::weak_ptr<Conn>> conns_;           // guarded by mu_: open pooled connections
-  std::map<uint64_t, std::weak_ptr<WatchStream>> watches_;  // guarded by mu_
-  std::optional<TokenBucket> limiter_;                      // guarded by mu_; set when qps > 0
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  int open_ GUARDED_BY(mu_) = 0;  // pooled connections open
+  std::vector<std::shared_ptr<Conn>> idle_ GUARDED_BY(mu_);
+  std::deque<OpPtr> waiting_ GUARDED_BY(mu_);
+  std::map<uint64_t, std::weak_ptr<Conn>> conns_ GUARDED_BY(mu_);  // open pooled connections
+  std::map<uint64_t, std::weak_ptr<WatchStream>> watches_ GUARDED_BY(mu_);
+  std::optional<TokenBucket> limiter_ GUARDED_BY(mu_);  // set when qps > 0
   // Requests waiting for the rate limiter, each on its own timer (on its own strand).
-  std::map<uint64_t, std::shared_ptr<asio::steady_timer>> throttled_;  // guarded by mu_
+  std::map<uint64_t, std::shared_ptr<asio::steady_timer>> throttled_ GUARDED_BY(mu_);
 };
 
 // --- HttpTransport: the request pool. ---
@@ -312,7 +312,7 @@ void HttpTransport::Send(const std::string& method, const std::string& target, s
   const std::chrono::steady_clock::duration wait = Throttle();
   if (wait <= std::chrono::steady_clock::duration::zero()) return Acquire(std::move(op));
   auto timer = std::make_shared<asio::steady_timer>(asio::make_strand(ioc_), wait);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (stopping_) {
     asio::post(ioc_, [op] { op->done(Status(Code::kUnavailable, "client shut down")); });
     return;
@@ -324,7 +324,7 @@ void HttpTransport::Send(const std::string& method, const std::string& target, s
   asio::post(timer->get_executor(), [this, timer, op = std::move(op), id]() mutable {
     timer->async_wait([this, timer, op = std::move(op), id](ErrorCode) mutable {
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         throttled_.erase(id);
       }
       Acquire(std::move(op));
@@ -337,7 +337,7 @@ void HttpTransport::Acquire(OpPtr op) {
   bool fresh = false;
   std::vector<std::shared_ptr<Conn>> dead;  // destroyed outside the lock; they have no pending work
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) {
       asio::post(ioc_, [op] { op->done(Status(Code::kUnavailable, "client shut down")); });
       return;
@@ -476,7 +476,7 @@ void HttpTransport::Release(std::shared_ptr<Conn> conn, bool reusable) {
   bool fresh = false;
   std::shared_ptr<Conn> to_close;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_ || !reusable) {
       conns_.erase(conn->id);
       --open_;
@@ -502,7 +502,7 @@ std::shared_ptr<WatchStream> HttpTransport::OpenWatch(const std::string& target,
                                                       WatchStream::FailFn on_fail) {
   std::shared_ptr<WatchStream> watch;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     const uint64_t id = next_id_++;
     watch = std::make_shared<WatchStream>(shared_from_this(), std::make_shared<Conn>(ioc_, id, tls_.get()),
                                           MakeRequest(http::verb::get, target, ""), std::move(on_line),
@@ -520,7 +520,7 @@ void HttpTransport::Shutdown() {
   std::vector<std::shared_ptr<Conn>> active;
   std::vector<std::shared_ptr<WatchStream>> watches;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     stopping_flag_.store(true, std::memory_order_release);
     waiting.swap(waiting_);
@@ -547,7 +547,7 @@ void HttpTransport::Shutdown() {
   watches.clear();
   std::map<uint64_t, std::shared_ptr<asio::steady_timer>> throttled;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     throttled.swap(throttled_);
   }
   for (auto& entry : throttled) {
@@ -570,14 +570,14 @@ void WatchStream::Begin(std::chrono::steady_clock::duration delay) {
   }
   asio::post(strand_, [self, delay] {
     {
-      std::lock_guard<std::recursive_mutex> lock(self->cb_mu_);
+      RecursiveMutexLock lock(self->cb_mu_);
       if (self->stopped_ || self->transport_->stopping()) return self->Finalize();
     }
     self->delay_.emplace(self->strand_, delay);
     self->delay_->async_wait([self](ErrorCode ec) {
       if (ec) return self->Finalize();  // stopped (Close cancels the wait)
       {
-        std::lock_guard<std::recursive_mutex> lock(self->cb_mu_);
+        RecursiveMutexLock lock(self->cb_mu_);
         if (self->stopped_) return self->Finalize();
       }
       self->Connect();
@@ -633,7 +633,7 @@ void WatchStream::ReadSome() {
                           if (ec == http::error::need_buffer) ec = {};
                           if (got > 0) {
                             {
-                              std::lock_guard<std::recursive_mutex> lock(self->cb_mu_);
+                              RecursiveMutexLock lock(self->cb_mu_);
                               if (self->stopped_) return self->Finalize();
                             }
                             self->OnBytes(std::string_view(self->chunk_.data(), got));
@@ -674,7 +674,7 @@ void WatchStream::OnBytes(std::string_view bytes) {
 bool WatchStream::DeliverLine(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (line.empty()) return true;
-  std::lock_guard<std::recursive_mutex> lock(cb_mu_);
+  RecursiveMutexLock lock(cb_mu_);
   if (stopped_) return false;
   if (on_line_(line)) return !stopped_;
   stopped_ = true;
@@ -683,7 +683,7 @@ bool WatchStream::DeliverLine(std::string_view line) {
 
 void WatchStream::Fail(Status status) {
   {
-    std::lock_guard<std::recursive_mutex> lock(cb_mu_);
+    RecursiveMutexLock lock(cb_mu_);
     if (!stopped_ && !transport_->stopping()) {
       stopped_ = true;
       on_fail_(std::move(status));
@@ -712,7 +712,7 @@ void WatchStream::PostClose() {
 
 void WatchStream::Stop() {
   {
-    std::lock_guard<std::recursive_mutex> lock(cb_mu_);
+    RecursiveMutexLock lock(cb_mu_);
     stopped_ = true;
   }
   PostClose();
@@ -720,7 +720,7 @@ void WatchStream::Stop() {
 
 void WatchStream::Abandon() {
   {
-    std::lock_guard<std::recursive_mutex> lock(cb_mu_);
+    RecursiveMutexLock lock(cb_mu_);
     stopped_ = true;
   }
   asio::post(strand_, [self = shared_from_this()] { self->Close(); });

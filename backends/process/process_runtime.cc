@@ -21,6 +21,8 @@
 #include <sstream>
 #include <utility>
 
+#include "engine/mutex.h"
+
 namespace rcsim {
 namespace {
 
@@ -266,7 +268,7 @@ Status ProcessRuntime::Init() {
 
 ProcessRuntime::~ProcessRuntime() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   Wake();
@@ -285,7 +287,7 @@ std::string ProcessRuntime::ExitPath(const std::string& id) const {
 }
 
 std::string ProcessRuntime::NewId() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return id_prefix_ + "-" + std::to_string(++next_id_);
 }
 
@@ -354,7 +356,7 @@ void ProcessRuntime::Adopt(const std::string& state_path) {
     forget();
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const std::string id = c.info.id;
   Container& stored = running_.emplace(id, std::move(c)).first->second;
   Watch(id, stored);
@@ -369,7 +371,7 @@ void ProcessRuntime::Watch(const std::string& id, Container& c) {
 }
 
 void ProcessRuntime::SetExitListener(ExitListener listener) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   listener_ = std::move(listener);
 }
 
@@ -498,7 +500,7 @@ Status ProcessRuntime::Spawn(const ContainerConfig& config, Container* c, std::s
 }
 
 bool ProcessRuntime::Adoptable(const std::string& pod_uid, const std::string& container_name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [id, c] : running_) {
     if (c.info.adopted && !c.info.claimed && c.info.pod_uid == pod_uid &&
         c.info.container_name == container_name)
@@ -509,7 +511,7 @@ bool ProcessRuntime::Adoptable(const std::string& pod_uid, const std::string& co
 
 void ProcessRuntime::Start(const ContainerConfig& config, Callback<Result<std::string>> done) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (auto& [id, c] : running_) {
       if (c.info.adopted && !c.info.claimed && c.info.pod_uid == config.pod_uid &&
           c.info.container_name == config.container_name) {
@@ -541,7 +543,7 @@ void ProcessRuntime::Start(const ContainerConfig& config, Callback<Result<std::s
            SteadyClock::now() +
                std::chrono::duration_cast<SteadyClock::duration>(
                    config.readiness_probe ? config.readiness_probe->initial_delay : Duration::zero()));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const std::string id = c.info.id;
   Container& stored = running_.emplace(id, std::move(c)).first->second;
   // Posted before the monitor (which needs mu_) can report an exit of this container.
@@ -558,12 +560,12 @@ void ProcessRuntime::SetProbe(const ContainerConfig& config, Container& c, Stead
 }
 
 void ProcessRuntime::SetReadinessListener(ReadinessListener listener) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   readiness_listener_ = std::move(listener);
 }
 
 bool ProcessRuntime::Ready(const std::string& id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = running_.find(id);
   return it != running_.end() && it->second.ready;
 }
@@ -676,7 +678,7 @@ void ProcessRuntime::OnProbeResult(const std::string& id, Container& c, bool suc
 }
 
 void ProcessRuntime::Stop(const std::string& id, Duration grace, Callback<Status> done) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = running_.find(id);
   if (it == running_.end()) {
     options_.executor->Post([done = std::move(done)] { done(Status::Ok()); });
@@ -700,7 +702,7 @@ void ProcessRuntime::Stop(const std::string& id, Duration grace, Callback<Status
 int ProcessRuntime::StopUnclaimed(const std::set<std::string>& keep_pod_uids, Duration grace) {
   std::vector<std::string> ids;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [id, c] : running_) {
       if (c.info.adopted && !c.info.claimed && keep_pod_uids.count(c.info.pod_uid) == 0) ids.push_back(id);
     }
@@ -710,14 +712,14 @@ int ProcessRuntime::StopUnclaimed(const std::set<std::string>& keep_pod_uids, Du
 }
 
 std::vector<ProcessInfo> ProcessRuntime::Running() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<ProcessInfo> out;
   for (const auto& [id, c] : running_) out.push_back(c.info);
   return out;
 }
 
 std::size_t ProcessRuntime::unclaimed_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::size_t n = 0;
   for (const auto& [id, c] : running_) n += c.info.adopted && !c.info.claimed ? 1 : 0;
   return n;
@@ -767,7 +769,7 @@ void ProcessRuntime::MonitorLoop() {
   for (;;) {
     int timeout_ms = -1;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) return;
       const auto now = SteadyClock::now();
       auto until = [&](SteadyClock::time_point t) {
@@ -782,7 +784,7 @@ void ProcessRuntime::MonitorLoop() {
     }
     epoll_event events[32];
     const int n = epoll_wait(epoll_fd_, events, 32, timeout_ms);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return;
     for (int i = 0; i < n; ++i) {
       if (events[i].data.fd == wake_fd_) {

@@ -50,7 +50,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -59,6 +58,7 @@
 
 #include "cluster/runtime.h"
 #include "engine/executor.h"
+#include "engine/mutex.h"
 #include "engine/status.h"
 #include "engine/time.h"
 
@@ -141,14 +141,14 @@ class ProcessRuntime final : public Runtime {
   void Adopt(const std::string& state_path);
   Status Spawn(const ContainerConfig& config, Container* c, std::string* error);
   Status WriteState(const Container& c) const;
-  void Watch(const std::string& id, Container& c);  // mu_ held
+  void Watch(const std::string& id, Container& c) REQUIRES(mu_);
   void SetProbe(const ContainerConfig& config, Container& c, std::chrono::steady_clock::time_point first);
-  void StartProbe(const std::string& id, Container& c);                   // mu_ held
-  void OnProbeDone(int fd);                                               // mu_ held
-  void OnProbeResult(const std::string& id, Container& c, bool success);  // mu_ held
-  void EndProbe(Container& c);  // mu_ held: kills and reaps a run going on
-  void OnPidfdReady(int fd);    // mu_ held
-  void Finish(const std::string& id, int exit_code, bool seen_live);  // mu_ held
+  void StartProbe(const std::string& id, Container& c) REQUIRES(mu_);
+  void OnProbeDone(int fd) REQUIRES(mu_);
+  void OnProbeResult(const std::string& id, Container& c, bool success) REQUIRES(mu_);
+  void EndProbe(Container& c) REQUIRES(mu_);  // kills and reaps a run going on
+  void OnPidfdReady(int fd) REQUIRES(mu_);
+  void Finish(const std::string& id, int exit_code, bool seen_live) REQUIRES(mu_);
   void MonitorLoop();
   void Wake();
   std::string StatePath(const std::string& id) const;
@@ -158,14 +158,14 @@ class ProcessRuntime final : public Runtime {
   const ProcessRuntimeOptions options_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
-  mutable std::mutex mu_;
-  ExitListener listener_;                     // guarded by mu_
-  std::map<std::string, Container> running_;  // by id; guarded by mu_
-  std::map<int, std::string> by_fd_;          // pidfd -> id; guarded by mu_
-  std::map<int, std::string> probe_by_fd_;    // a probe run's pidfd -> its container's id; guarded by mu_
-  ReadinessListener readiness_listener_;      // guarded by mu_
-  bool stopping_ = false;                     // guarded by mu_
-  uint64_t next_id_ = 0;                      // guarded by mu_
+  mutable Mutex mu_;
+  ExitListener listener_ GUARDED_BY(mu_);
+  std::map<std::string, Container> running_ GUARDED_BY(mu_);  // by id
+  std::map<int, std::string> by_fd_ GUARDED_BY(mu_);          // pidfd -> id
+  std::map<int, std::string> probe_by_fd_ GUARDED_BY(mu_);    // a probe run's pidfd -> its container's id
+  ReadinessListener readiness_listener_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  uint64_t next_id_ GUARDED_BY(mu_) = 0;
   std::string id_prefix_;
   std::thread monitor_;
 };

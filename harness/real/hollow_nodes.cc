@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "engine/mutex.h"
+
 namespace rcsim {
 
 using SteadyClock = std::chrono::steady_clock;
@@ -18,17 +20,17 @@ void HollowNodes::Start() {
 
 void HollowNodes::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return;
     stopping_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   if (timer_.joinable()) timer_.join();
   watch_.reset();
 }
 
 uint64_t HollowNodes::started_pods() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return started_;
 }
 
@@ -37,10 +39,10 @@ void HollowNodes::Watch() {
 }
 
 void HollowNodes::OnEvent(const ApiWatchEvent<Pod>& e) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (e.type == ApiWatchEvent<Pod>::Type::kError) {
     rewatch_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
     return;
   }
   if (e.type != ApiWatchEvent<Pod>::Type::kAdded || !e.object) return;
@@ -51,18 +53,18 @@ void HollowNodes::OnEvent(const ApiWatchEvent<Pod>& e) {
   const Duration d =
       start_min_ + Duration(span > 0 ? static_cast<Duration::rep>(rng_() % static_cast<uint64_t>(span)) : 0);
   due_.emplace(SteadyClock::now() + d, e.object);
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void HollowNodes::TimerLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
     if (rewatch_) {
       rewatch_ = false;
-      lock.unlock();
+      lock.Unlock();
       watch_.reset();
       Watch();
-      lock.lock();
+      lock.Lock();
       continue;
     }
     const auto now = SteadyClock::now();
@@ -73,11 +75,11 @@ void HollowNodes::TimerLoop() {
     }
     if (ready.empty()) {
       auto wake = due_.empty() ? now + std::chrono::seconds(1) : due_.begin()->first;
-      cv_.wait_until(lock, wake);
+      cv_.WaitUntil(mu_, wake);
       continue;
     }
     started_ += ready.size();
-    lock.unlock();
+    lock.Unlock();
     const TimePoint t =
         std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
     for (const PodPtr& p : ready) {
@@ -95,7 +97,7 @@ void HollowNodes::TimerLoop() {
       pod.status.conditions.push_back(ready_condition);
       api_->pods().UpdateStatus(std::move(pod), [](const Result<PodPtr>&) {});
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 

@@ -10,16 +10,15 @@
 #ifndef RCSIM_HARNESS_REAL_HOLLOW_NODES_H_
 #define RCSIM_HARNESS_REAL_HOLLOW_NODES_H_
 
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <set>
 #include <string>
 #include <thread>
 
 #include "engine/api_client.h"
+#include "engine/mutex.h"
 #include "engine/time.h"
 
 namespace rcsim {
@@ -40,14 +39,14 @@ class HollowNodes {
 
   ApiClient* api_;
   Duration start_min_, start_max_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;                                             // guarded by mu_
-  bool rewatch_ = false;                                              // guarded by mu_
-  std::mt19937_64 rng_;                                               // guarded by mu_
-  std::set<std::string> seen_;                                        // uids, guarded by mu_
-  std::multimap<std::chrono::steady_clock::time_point, PodPtr> due_;  // guarded by mu_
-  uint64_t started_ = 0;                                              // guarded by mu_
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool rewatch_ GUARDED_BY(mu_) = false;
+  std::mt19937_64 rng_ GUARDED_BY(mu_);
+  std::set<std::string> seen_ GUARDED_BY(mu_);  // uids
+  std::multimap<std::chrono::steady_clock::time_point, PodPtr> due_ GUARDED_BY(mu_);
+  uint64_t started_ GUARDED_BY(mu_) = 0;
   std::unique_ptr<ApiWatch> watch_;  // replaced only by the timer thread (and Start/Stop)
   std::thread timer_;
 };

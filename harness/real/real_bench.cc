@@ -3,15 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <condition_variable>
 #include <future>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "backends/etcd/etcd_store.h"
 #include "backends/httpclient/http_api_client.h"
+#include "engine/mutex.h"
 #include "harness/event_injector.h"
 #include "harness/real/real_stack.h"
 
@@ -35,34 +34,36 @@ class PodWatch {
  public:
   explicit PodWatch(ApiClient* api) {
     watch_ = api->pods().Watch("", ListOptions{}, "", [this](const ApiWatchEvent<Pod>& e) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (e.type == ApiWatchEvent<Pod>::Type::kAdded && e.object) {
         ++added_;
         const OwnerReference* ref = e.object->metadata.ControllerRef();
         if (ref != nullptr) ++added_by_owner_[ref->uid];
         last_added_ = SteadyClock::now();
       }
-      cv_.notify_all();
+      cv_.NotifyAll();
     });
   }
   // Waits until `pred(added, added_by_owner)` or the deadline; the time of the last ADDED then.
   std::optional<SteadyClock::time_point> WaitFor(
       const std::function<bool(uint64_t, const std::map<std::string, uint64_t>&)>& pred, Duration timeout) {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!cv_.wait_for(lock, timeout, [&] { return pred(added_, added_by_owner_); })) return std::nullopt;
+    MutexLock lock(mu_);
+    if (!cv_.WaitFor(mu_, timeout, [&]() REQUIRES(mu_) { return pred(added_, added_by_owner_); })) {
+      return std::nullopt;
+    }
     return last_added_;
   }
   uint64_t added() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return added_;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  uint64_t added_ = 0;                              // guarded by mu_
-  std::map<std::string, uint64_t> added_by_owner_;  // guarded by mu_
-  SteadyClock::time_point last_added_{};            // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  uint64_t added_ GUARDED_BY(mu_) = 0;
+  std::map<std::string, uint64_t> added_by_owner_ GUARDED_BY(mu_);
+  SteadyClock::time_point last_added_ GUARDED_BY(mu_){};
   std::unique_ptr<ApiWatch> watch_;
 };
 

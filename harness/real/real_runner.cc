@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
@@ -22,6 +20,7 @@
 #include "backends/httpclient/http_api_client.h"
 #include "backends/httpclient/kubeconfig.h"
 #include "engine/labels.h"
+#include "engine/mutex.h"
 #include "fakes/revision_timeline.h"
 #include "harness/checkers.h"
 #include "harness/duration.h"
@@ -115,8 +114,8 @@ class Observer {
   Duration Now() const { return std::chrono::duration_cast<Duration>(SteadyClock::now() - origin_); }
   // Waits until something was observed or `until` passes; returns what was observed.
   std::deque<Observed> Take(SteadyClock::time_point until) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_until(lock, until, [&] { return !queue_.empty(); });
+    MutexLock lock(mu_);
+    cv_.WaitUntil(mu_, until, [&]() REQUIRES(mu_) { return !queue_.empty(); });
     std::deque<Observed> out;
     out.swap(queue_);
     return out;
@@ -124,15 +123,15 @@ class Observer {
 
  private:
   void Push(Observed o) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     queue_.push_back(std::move(o));
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   ApiClient* api_;
   SteadyClock::time_point origin_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Observed> queue_;  // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<Observed> queue_ GUARDED_BY(mu_);
   std::unique_ptr<ApiWatch> pods_watch_, rcs_watch_;
 };
 
