@@ -6,6 +6,7 @@
 
 #include "engine/codec.h"
 #include "engine/labels.h"
+#include "engine/mutex.h"
 #include "engine/node_codec.h"
 #include "registry/node_validation.h"
 #include "registry/object_size.h"
@@ -18,7 +19,11 @@ constexpr int kGenerateNameAttempts = 8;
 constexpr int kUpdateAttempts = 32;
 constexpr std::size_t kGeneratedSuffixLength = 5;
 constexpr std::size_t kMaxGenerateNamePrefix = 63 - kGeneratedSuffixLength;
-constexpr std::size_t kCacheSlots = 1 << 12;  // a power of two
+// The result cache starts at kInitialCacheSlots and doubles, emptied, each time a write evicts a live
+// entry by collision, up to kCacheSlots: a registry that sees few writes (a simulation run's nodes, a
+// fuzzer input) does not pay for 4,096 slots. Both are powers of two.
+constexpr std::size_t kInitialCacheSlots = 1 << 4;
+constexpr std::size_t kCacheSlots = 1 << 12;
 // What the cached objects of one resource may hold (ApproxObjectBytes): 400 cached 1 MB pods left the
 // apiserver at 805 MB with no pod stored.
 constexpr std::size_t kCacheBytes = std::size_t{64} << 20;
@@ -402,7 +407,7 @@ Result<int64_t> ParseResourceVersion(std::string_view rv) {
 std::string RegistryContext::NewUid() {
   uint8_t b[16];
   {
-    std::lock_guard<std::mutex> lock(rng_mu_);
+    MutexLock lock(rng_mu_);
     for (int i = 0; i < 2; ++i) {
       uint64_t x = rng_->Next();
       for (int j = 0; j < 8; ++j) b[i * 8 + j] = static_cast<uint8_t>(x >> (8 * j));
@@ -430,7 +435,7 @@ std::string RegistryContext::RandomSuffix(int n) {
   static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
   std::string out;
   out.reserve(n);
-  std::lock_guard<std::mutex> lock(rng_mu_);
+  MutexLock lock(rng_mu_);
   for (int i = 0; i < n; ++i) out += kAlphabet[rng_->Below(kAlphabet.size())];
   return out;
 }
@@ -450,17 +455,17 @@ class RegistryWatchImpl final : public RegistryWatch {
     ResourceRegistry<T>* registry = nullptr;
     ListOptions opts;
     EventCallback on_event;
-    std::mutex mu;       // serialises deliveries (initial list, then store events)
-    bool ended = false;  // guarded by mu
+    Mutex mu;  // serialises deliveries (initial list, then store events)
+    bool ended GUARDED_BY(mu) = false;
 
-    // Delivers one event; callers hold mu.
-    void Emit(typename ApiWatchEvent<T>::Type type, Ptr object) {
+    // Delivers one event.
+    void Emit(typename ApiWatchEvent<T>::Type type, Ptr object) REQUIRES(mu) {
       ApiWatchEvent<T> ev;
       ev.type = type;
       ev.object = std::move(object);
       on_event(ev);
     }
-    void Fail(const Status& status) {
+    void Fail(const Status& status) REQUIRES(mu) {
       ended = true;
       ApiWatchEvent<T> ev;
       ev.type = ApiWatchEvent<T>::Type::kError;
@@ -469,7 +474,7 @@ class RegistryWatchImpl final : public RegistryWatch {
     }
 
     void OnResponse(const WatchResponse& resp) {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       if (ended) return;
       for (const WatchEvent& ev : resp.events) {
         if (!Translate(ev)) return;
@@ -487,7 +492,7 @@ class RegistryWatchImpl final : public RegistryWatch {
     }
 
     // False if the watch ended.
-    bool Translate(const WatchEvent& ev) {
+    bool Translate(const WatchEvent& ev) REQUIRES(mu) {
       using Type = typename ApiWatchEvent<T>::Type;
       // A value that does not decode is skipped and reported, as a list leaves it out: the watch
       // goes on. The client saw the previous state (if any) as it was: it becomes absent.
@@ -533,27 +538,32 @@ class RegistryWatchImpl final : public RegistryWatch {
 // --- ResourceRegistry<T> ---
 
 template <typename T>
-ResourceRegistry<T>::ResourceRegistry(RegistryContext* ctx) : ctx_(ctx), cache_(kCacheSlots) {}
+ResourceRegistry<T>::ResourceRegistry(RegistryContext* ctx) : ctx_(ctx), cache_(kInitialCacheSlots) {}
 
 template <typename T>
 std::size_t ResourceRegistry<T>::SlotIndex(std::string_view key, int64_t revision) const {
   const std::size_t h =
       std::hash<std::string_view>()(key) ^ (static_cast<std::size_t>(revision) * 0x9e3779b97f4a7c15ULL);
-  return (h ^ (h >> 29)) & (kCacheSlots - 1);
+  return (h ^ (h >> 29)) & (cache_.size() - 1);
 }
 
 template <typename T>
 std::size_t ResourceRegistry<T>::cached_bytes() {
-  std::lock_guard<std::mutex> lock(cache_mu_);
+  MutexLock lock(cache_mu_);
   return cache_bytes_;
+}
+
+template <typename T>
+std::size_t ResourceRegistry<T>::cache_slots() {
+  MutexLock lock(cache_mu_);
+  return cache_.size();
 }
 
 template <typename T>
 typename ResourceRegistry<T>::Ptr ResourceRegistry<T>::CachedStored(const std::string& key,
                                                                     int64_t revision) {
-  const std::size_t i = SlotIndex(key, revision);
-  std::lock_guard<std::mutex> lock(cache_mu_);
-  const CacheSlot& slot = cache_[i];
+  MutexLock lock(cache_mu_);
+  const CacheSlot& slot = cache_[SlotIndex(key, revision)];
   if (slot.revision == revision && slot.key == key) return slot.stored;
   return nullptr;
 }
@@ -573,10 +583,9 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Stored(const Valu
 template <typename T>
 typename ResourceRegistry<T>::Ptr ResourceRegistry<T>::WithRevision(const std::string& key, const Ptr& stored,
                                                                     int64_t revision, bool cache) {
-  const std::size_t i = cache ? SlotIndex(key, revision) : 0;
   if (cache) {
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    const CacheSlot& slot = cache_[i];
+    MutexLock lock(cache_mu_);
+    const CacheSlot& slot = cache_[SlotIndex(key, revision)];
     if (slot.revision == revision && slot.key == key) return slot.object;
   }
   auto copy = std::make_shared<T>(*stored);
@@ -586,13 +595,18 @@ typename ResourceRegistry<T>::Ptr ResourceRegistry<T>::WithRevision(const std::s
     // The slot keeps `stored` and its stamped copy alive (deleted objects too): both count against
     // the byte budget. An object over a sixteenth of the budget is not cached.
     const std::size_t bytes = 2 * ApproxObjectBytes(*out);
-    std::lock_guard<std::mutex> lock(cache_mu_);
-    CacheSlot& slot = cache_[i];
+    MutexLock lock(cache_mu_);
+    if (cache_[SlotIndex(key, revision)].revision != 0 && cache_.size() < kCacheSlots) {
+      std::vector<CacheSlot>(cache_.size() * 2).swap(cache_);  // a collision: grow, empty
+      cache_bytes_ = 0;
+      cache_hand_ = 0;
+    }
+    CacheSlot& slot = cache_[SlotIndex(key, revision)];
     cache_bytes_ -= slot.bytes;
     slot = CacheSlot();
     if (bytes <= kCacheBytes / 16) {
       while (cache_bytes_ + bytes > kCacheBytes) {  // evict in slot order, as a clock hand
-        CacheSlot& victim = cache_[cache_hand_++ & (kCacheSlots - 1)];
+        CacheSlot& victim = cache_[cache_hand_++ & (cache_.size() - 1)];
         cache_bytes_ -= victim.bytes;
         victim = CacheSlot();
       }
@@ -1058,7 +1072,7 @@ Result<std::unique_ptr<RegistryWatch>> ResourceRegistry<T>::Watch(const std::str
 
   // Held across the initial list and the watch start, so that store events queue behind the
   // initial ADDED events.
-  std::lock_guard<std::mutex> lock(state->mu);
+  MutexLock lock(state->mu);
   RangeResponse listed;
   if (initial) {
     RangeRequest req;

@@ -42,13 +42,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "engine/api_client.h"
+#include "engine/mutex.h"
 #include "engine/node_types.h"
 #include "engine/rng.h"
 #include "engine/status.h"
@@ -90,8 +90,8 @@ class RegistryContext {
  private:
   Store* const store_;
   Clock* const clock_;
-  std::mutex rng_mu_;
-  Rng* const rng_;  // guarded by rng_mu_
+  Mutex rng_mu_;
+  Rng* const rng_ PT_GUARDED_BY(rng_mu_);
   std::atomic<uint64_t> malformed_values_{0};
   RegistryLog log_;  // written only before concurrent use
 };
@@ -171,6 +171,8 @@ class ResourceRegistry {
   RegistryContext* context() const { return ctx_; }
   // What the result cache holds now (ApproxObjectBytes), for tests and memory accounting.
   std::size_t cached_bytes();
+  // How many slots the result cache has now (16, doubling with use up to 4,096), for tests.
+  std::size_t cache_slots();
 
   // Read-modify-write of one key, as Kubernetes' GuaranteedUpdate. `mutate` builds the new object
   // from the stored one (which has no resourceVersion) or fails; it may be called again after a
@@ -193,7 +195,7 @@ class ResourceRegistry {
     Ptr object;             // `stored` with resourceVersion = revision
     std::size_t bytes = 0;  // ApproxObjectBytes of both, counted in cache_bytes_
   };
-  std::size_t SlotIndex(std::string_view key, int64_t revision) const;
+  std::size_t SlotIndex(std::string_view key, int64_t revision) const REQUIRES(cache_mu_);
   // What deleting `kv` removed: its object, or a minimal one (name and namespace from the key) and
   // the decode error when its value does not decode.
   DeleteOutcome DeletedOutcome(const KeyValue& kv, int64_t revision);
@@ -213,12 +215,13 @@ class ResourceRegistry {
 
   RegistryContext* const ctx_;
 
-  std::mutex cache_mu_;
-  // Direct-mapped by (key, revision); a collision evicts, and so does the byte budget (in slot order
-  // from cache_hand_). Guarded by cache_mu_.
-  std::vector<CacheSlot> cache_;
-  std::size_t cache_bytes_ = 0;  // guarded by cache_mu_
-  std::size_t cache_hand_ = 0;   // guarded by cache_mu_
+  Mutex cache_mu_;
+  // Direct-mapped by (key, revision). It starts at 16 slots and doubles (emptied) at each collision
+  // with a live entry, up to 4,096; from then on a collision evicts, and so does the byte budget (in
+  // slot order from cache_hand_).
+  std::vector<CacheSlot> cache_ GUARDED_BY(cache_mu_);
+  std::size_t cache_bytes_ GUARDED_BY(cache_mu_) = 0;
+  std::size_t cache_hand_ GUARDED_BY(cache_mu_) = 0;
 };
 
 class Registry {
