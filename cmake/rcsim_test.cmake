@@ -4,7 +4,8 @@
 # folder that sets RCSIM_THREADED_TESTS (backends/, apps/, tests/: threads or real processes) it gets
 # the suffix `-threaded` ("unit-threaded", "e2e-threaded"). ctest -L takes a regular expression, so
 # `-L unit` still selects every unit test and `-L threaded` the tests CI runs under TSan. (One label
-# string, because gtest_discover_tests does not pass list-valued properties through.) SERIAL: its
+# string, because gtest_discover_tests does not pass list-valued properties through.) The target
+# `threaded_tests` builds just those binaries (and the apps), for the TSan build. SERIAL: its
 # tests never run alongside another test (ctest RUN_SERIAL), for tests that measure latencies.
 function(rcsim_test name)
   cmake_parse_arguments(T "SERIAL" "" "SOURCES;LIBS;LABELS" ${ARGN})
@@ -20,6 +21,7 @@ function(rcsim_test name)
   endif()
   if(RCSIM_THREADED_TESTS)
     string(APPEND _label "-threaded")
+    set_property(GLOBAL APPEND PROPERTY RCSIM_THREADED_TEST_TARGETS ${name})
   endif()
   if(T_SERIAL)
     gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${_label} RUN_SERIAL TRUE)
