@@ -126,8 +126,7 @@ void Drain(const WatcherPtr& w) {
   }
   w->idle.NotifyAll();
   if (repost) {
-    WatcherPtr self = w;
-    w->executor->Post([self] { Drain(self); });
+    w->executor->Post([w] { Drain(w); });
   }
 }
 
@@ -153,8 +152,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
 
   void PostDrains(const PostList& list) {
     for (const WatcherPtr& w : list) {
-      WatcherPtr self = w;
-      executor_->Post([self] { Drain(self); });
+      executor_->Post([w] { Drain(w); });
     }
   }
 

@@ -689,6 +689,7 @@ Result<int64_t> EtcdStore::LeaseKeepAlive(int64_t id) {
 // happens-before edges inside them and reports their internals (and buffers handed across their
 // threads) as races. Binaries that link this library under TSan ignore races with a frame in those
 // libraries; races between rcsim frames are still reported. Only TSan's runtime calls this hook.
+// NOLINTNEXTLINE(bugprone-reserved-identifier): the name is TSan's, which its runtime looks up.
 extern "C" const char* __tsan_default_suppressions() {
   return "race:libgrpc.so\n"
          "race:libgrpc++.so\n"
