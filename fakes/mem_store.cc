@@ -199,7 +199,8 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   Result<TxnResponse> Txn(const TxnRequest& req) {
     // etcd's default --max-txn-ops.
     constexpr size_t kMaxTxnOps = 128;
-    if (req.compare.size() > kMaxTxnOps || req.success.size() > kMaxTxnOps || req.failure.size() > kMaxTxnOps) {
+    if (req.compare.size() > kMaxTxnOps || req.success.size() > kMaxTxnOps ||
+        req.failure.size() > kMaxTxnOps) {
       return Status(Code::kBadRequest, "etcdserver: too many operations in txn request");
     }
     for (const Compare& c : req.compare) {
@@ -238,12 +239,8 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
             r.range = RangeLocked(op.range, latest);
             break;
           }
-          case TxnOp::Type::kPut:
-            ApplyPut(op.put, new_rev, &events, &r.put);
-            break;
-          case TxnOp::Type::kDelete:
-            ApplyDelete(op.del, new_rev, &events, &r.del);
-            break;
+          case TxnOp::Type::kPut: ApplyPut(op.put, new_rev, &events, &r.put); break;
+          case TxnOp::Type::kDelete: ApplyDelete(op.del, new_rev, &events, &r.del); break;
         }
       }
       Commit(std::move(events), &posts);
@@ -295,7 +292,8 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   void RemoveWatcher(const WatcherPtr& w);
 
   Result<LeaseGrantResponse> LeaseGrant(int64_t ttl_seconds, int64_t id) {
-    if (ttl_seconds > kMaxLeaseTtlSeconds) return Status(Code::kBadRequest, "etcdserver: too large lease TTL");
+    if (ttl_seconds > kMaxLeaseTtlSeconds)
+      return Status(Code::kBadRequest, "etcdserver: too large lease TTL");
     if (id < 0) return Status(Code::kBadRequest, "lease id must not be negative");
     const int64_t ttl = std::max(ttl_seconds, options_.min_lease_ttl_seconds);
     uint64_t gen = 0;
@@ -381,7 +379,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
   struct Lease {
     int64_t ttl = 0;
     TimePoint deadline;
-    uint64_t gen = 0;     // identifies the one live timer; older timers are ignored
+    uint64_t gen = 0;  // identifies the one live timer; older timers are ignored
     TimerId timer = 0;
     std::set<std::string> keys;
   };
@@ -389,7 +387,8 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
 
   Status CheckRange(const RangeRequest& req) const REQUIRES(mu_) {
     if (req.key.empty()) return Status(Code::kBadRequest, "etcdserver: key is not provided");
-    if (req.revision > rev_) return Status(Code::kFutureRevision, "mvcc: required revision is a future revision");
+    if (req.revision > rev_)
+      return Status(Code::kFutureRevision, "mvcc: required revision is a future revision");
     if (req.revision > 0 && req.revision < compact_rev_) {
       return Status(Code::kCompacted, "mvcc: required revision has been compacted");
     }

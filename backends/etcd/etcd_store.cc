@@ -344,7 +344,7 @@ struct WatchState {
   CondVar cv;
   bool cancelled GUARDED_BY(mu) = false;
   grpc::ClientContext* live_ctx GUARDED_BY(mu) = nullptr;  // the stream the thread is reading
-  std::thread thread;                       // joined (or detached) by EtcdWatch's destructor
+  std::thread thread;                                      // joined (or detached) by EtcdWatch's destructor
 
   bool Cancelled() {
     MutexLock lock(mu);

@@ -275,7 +275,7 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
 
   Mutex mu_;
   bool stopping_ GUARDED_BY(mu_) = false;
-  std::atomic<bool> stopping_flag_{false};                  // mirrors stopping_ for lock-free checks
+  std::atomic<bool> stopping_flag_{false};  // mirrors stopping_ for lock-free checks
   uint64_t next_id_ GUARDED_BY(mu_) = 1;
   int open_ GUARDED_BY(mu_) = 0;  // pooled connections open
   std::vector<std::shared_ptr<Conn>> idle_ GUARDED_BY(mu_);
