@@ -139,16 +139,10 @@ class CondVar {
     Adopted lock(mu);
     cv_.wait(lock.lock, std::move(pred));
   }
-  template <typename Rep, typename Period>
-  std::cv_status WaitFor(Mutex& mu, std::chrono::duration<Rep, Period> timeout) REQUIRES(mu) {
-    Adopted lock(mu);
-    return cv_.wait_for(lock.lock, timeout);
-  }
+  // As std::condition_variable::wait_for: a wait until now + timeout on the steady clock.
   template <typename Rep, typename Period, typename Predicate>
-  bool WaitFor(Mutex& mu, std::chrono::duration<Rep, Period> timeout, Predicate pred)
-      REQUIRES(mu) NO_THREAD_SAFETY_ANALYSIS {  // pred runs with mu held
-    Adopted lock(mu);
-    return cv_.wait_for(lock.lock, timeout, std::move(pred));
+  bool WaitFor(Mutex& mu, std::chrono::duration<Rep, Period> timeout, Predicate pred) REQUIRES(mu) {
+    return WaitUntil(mu, std::chrono::steady_clock::now() + timeout, std::move(pred));
   }
   template <typename Clock, typename Duration>
   std::cv_status WaitUntil(Mutex& mu, std::chrono::time_point<Clock, Duration> deadline) REQUIRES(mu) {
