@@ -69,12 +69,29 @@ std::string LeasePrefix(std::string_view ns) {
 std::string LeaseKey(std::string_view ns, std::string_view name) { return LeasePrefix(ns).append(name); }
 
 Result<LeasePtr> LeaseRegistry::FromKv(const KeyValue& kv) {
-  auto lease = DecodeLease(kv.value.bytes());
+  const std::string& bytes = kv.value.bytes();
+  {
+    MutexLock lock(decoded_mu_);
+    if (auto it = decoded_.find(kv.key);
+        it != decoded_.end() && it->second.mod_revision == kv.mod_revision && it->second.bytes == bytes) {
+      return it->second.lease;
+    }
+  }
+  auto lease = DecodeLease(bytes);
   if (!lease.ok())
     return Status(Code::kInternal,
                   "stored lease at " + kv.key + " does not decode: " + lease.status().message());
   lease->metadata.resource_version = std::to_string(kv.mod_revision);
-  return std::make_shared<const Lease>(std::move(lease).value());
+  LeasePtr out = std::make_shared<const Lease>(std::move(lease).value());
+  Remember(kv.key, kv.mod_revision, bytes, out);
+  return out;
+}
+
+void LeaseRegistry::Remember(const std::string& key, int64_t mod_revision, const std::string& bytes,
+                             const LeasePtr& lease) {
+  MutexLock lock(decoded_mu_);
+  if (decoded_.size() >= kMaxDecoded && !decoded_.contains(key)) decoded_.clear();
+  decoded_[key] = Decoded{mod_revision, bytes, lease};
 }
 
 Result<LeasePtr> LeaseRegistry::Get(const std::string& ns, const std::string& name) {
@@ -229,7 +246,11 @@ Result<LeasePtr> LeaseRegistry::Delete(const std::string& ns, const std::string&
     txn.success.push_back(TxnOp::Delete(std::move(del)));
     auto r = ctx_->store()->Txn(txn);
     if (!r.ok()) return r.status();
-    if (r->succeeded) return *stored;
+    if (r->succeeded) {
+      MutexLock lock(decoded_mu_);
+      decoded_.erase(key);
+      return *stored;
+    }
   }
   return LeaseConflict(name);
 }

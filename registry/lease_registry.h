@@ -20,9 +20,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "engine/api_client.h"
 #include "engine/lease.h"
+#include "engine/mutex.h"
 #include "engine/status.h"
 #include "engine/store.h"
 #include "registry/registry.h"
@@ -54,9 +56,25 @@ class LeaseRegistry {
   Result<LeasePtr> Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts);
 
  private:
+  // The decoded lease of `kv`, from the decode cache when it holds this key at this revision with these
+  // bytes. Node agents renew their leases every few seconds and the node lifecycle controller reads
+  // all of them as often: without the cache every read decoded every lease's JSON again.
   Result<LeasePtr> FromKv(const KeyValue& kv);
+  // Keeps a lease decoded from `bytes` at `mod_revision` (what a write returns is not kept: a read gives
+  // what the bytes decode to).
+  void Remember(const std::string& key, int64_t mod_revision, const std::string& bytes,
+                const LeasePtr& lease);
+
+  struct Decoded {
+    int64_t mod_revision = 0;
+    std::string bytes;  // compared on a hit too: a store that lost its data reuses revisions
+    LeasePtr lease;
+  };
+  static constexpr std::size_t kMaxDecoded = 65536;  // past it the cache starts over
 
   RegistryContext* const ctx_;
+  Mutex decoded_mu_;
+  std::unordered_map<std::string, Decoded> decoded_ GUARDED_BY(decoded_mu_);  // by key
 };
 
 std::string LeaseKey(std::string_view ns, std::string_view name);

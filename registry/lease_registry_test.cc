@@ -132,6 +132,50 @@ TEST_F(LeaseRegistryTest, ListsAndWatchesKeepOnlyTheSelectedLeases) {
             Code::kBadRequest);
 }
 
+// Reads decode a stored lease once per revision: the same object comes back until the key changes, and a
+// write behind the registry's back (new revision, new bytes, or bytes that do not decode) is seen at once.
+TEST_F(LeaseRegistryTest, ReadsDecodeEachRevisionOnceAndSeeEveryWrite) {
+  ASSERT_TRUE(leases_.Create("kube-node-lease", MakeLease("node-a", "node-a")).ok());
+  auto first = leases_.Get("kube-node-lease", "node-a");
+  ASSERT_TRUE(first.ok());
+  auto listed = leases_.List("");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->items.size(), 1u);
+  EXPECT_EQ(listed->items[0].get(), first->get());  // decoded once
+  EXPECT_EQ(leases_.Get("kube-node-lease", "node-a")->get(), first->get());
+
+  Lease renewed = **first;
+  renewed.spec.renew_time = *renewed.spec.renew_time + std::chrono::seconds(10);
+  auto updated = leases_.Update(renewed);
+  ASSERT_TRUE(updated.ok());
+  auto again = leases_.Get("kube-node-lease", "node-a");
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again->get(), first->get());
+  EXPECT_EQ((*again)->spec.renew_time, renewed.spec.renew_time);
+  EXPECT_EQ((*again)->metadata.resource_version, (*updated)->metadata.resource_version);
+
+  // Written straight to the store: another holder, then bytes that do not decode.
+  Lease other = **again;
+  other.spec.holder_identity = "someone-else";
+  other.metadata.resource_version.clear();
+  PutRequest put;
+  put.key = LeaseKey("kube-node-lease", "node-a");
+  put.value = Value(EncodeLease(other));
+  ASSERT_TRUE(store_.Put(put).ok());
+  EXPECT_EQ((*leases_.Get("kube-node-lease", "node-a"))->spec.holder_identity, "someone-else");
+  put.value = Value("{not json");
+  ASSERT_TRUE(store_.Put(put).ok());
+  EXPECT_EQ(leases_.Get("kube-node-lease", "node-a").status().code(), Code::kInternal);
+  EXPECT_TRUE(leases_.List("")->items.empty());
+
+  // Deleted and created again: the new lease, not the old one.
+  put.value = Value(EncodeLease(other));
+  ASSERT_TRUE(store_.Put(put).ok());
+  ASSERT_TRUE(leases_.Delete("kube-node-lease", "node-a", {}).ok());
+  ASSERT_TRUE(leases_.Create("kube-node-lease", MakeLease("node-a", "node-a-again")).ok());
+  EXPECT_EQ((*leases_.Get("kube-node-lease", "node-a"))->spec.holder_identity, "node-a-again");
+}
+
 TEST(LeaseCodecTest, RoundTripsInTheKubernetesShape) {
   Lease l = MakeLease("n", "holder-1");
   l.metadata.namespace_ = "ns";
