@@ -61,8 +61,9 @@ void GarbageCollector::Resync() {
   for (const auto& [key, rc] : rcs_->objects()) {
     if (rc->metadata.deletion_timestamp) dirty_owners_.insert(rc->metadata.uid);
   }
-  for (const auto& [key, pod] : pods_->objects()) {
-    if (!pod->metadata.owner_references.empty()) dirty_pods_.insert(key);
+  // Only dependents with an owner not known present: the pass would leave every other one alone.
+  for (const auto& [key, pod] : pods_->objects([this](const Pod& p) { return HasOwnerNotPresent(p); })) {
+    dirty_pods_.insert(key);
   }
   Post();
   CollectLeases();
@@ -163,6 +164,13 @@ GarbageCollector::Owner GarbageCollector::OwnerState(const std::string& ns, cons
   ControllerPtr rc = rcs_->Get(ns, ref.name);
   if (rc && rc->metadata.uid == ref.uid) return Owner::kPresent;
   return Owner::kUnknown;  // the cache may lag: ask the API
+}
+
+bool GarbageCollector::HasOwnerNotPresent(const Pod& pod) {
+  for (const OwnerReference& ref : pod.metadata.owner_references) {
+    if (OwnerState(pod.metadata.namespace_, ref) != Owner::kPresent) return true;
+  }
+  return false;
 }
 
 void GarbageCollector::LookUpOwner(const std::string& ns, const OwnerReference& ref) {

@@ -78,6 +78,7 @@ class GarbageCollector {
   void ProcessOwner(const std::string& uid);
   void ProcessDependent(const std::string& key);
   Owner OwnerState(const std::string& ns, const OwnerReference& ref);
+  bool HasOwnerNotPresent(const Pod& pod);  // what ProcessDependent would act on (or look up)
   void LookUpOwner(const std::string& ns, const OwnerReference& ref);
   void RemoveReferences(const PodPtr& pod, const std::set<std::string>& uids);
   // Removes the finalizer once a live list (not only the cache, whose pod watch may lag behind the

@@ -145,8 +145,8 @@ void NodeLifecycleController::SetTaint(const NodePtr& node, bool present) {
 }
 
 void NodeLifecycleController::MarkPodsNotReady(const std::string& node) {
-  for (const auto& [key, pod] : pods_->objects()) {
-    if (pod->spec.node_name != node || !IsReady(*pod) || IsTerminated(*pod)) continue;
+  for (const auto& [key, pod] : pods_->objects(
+           [&](const Pod& p) { return p.spec.node_name == node && IsReady(p) && !IsTerminated(p); })) {
     const std::string k = "pod:" + key;
     if (!in_flight_.insert(k).second) continue;
     Pod next = *pod;
@@ -168,8 +168,8 @@ void NodeLifecycleController::MarkPodsNotReady(const std::string& node) {
 }
 
 void NodeLifecycleController::Evict(const std::string& node) {
-  for (const auto& [key, pod] : pods_->objects()) {
-    if (pod->spec.node_name != node || pod->metadata.deletion_timestamp) continue;
+  for (const auto& [key, pod] : pods_->objects(
+           [&](const Pod& p) { return p.spec.node_name == node && !p.metadata.deletion_timestamp; })) {
     if (!evicted_.insert(pod->metadata.uid).second) continue;
     DeleteOptions opts;
     opts.precondition_uid = pod->metadata.uid;

@@ -77,6 +77,17 @@ class ObjectCache {
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     return out;
   }
+  // The cached objects for which `pred(const T&)` holds, in key order: O(n) to test, and only the
+  // matches are copied and sorted. For periodic passes that act on few of many objects.
+  template <typename Pred>
+  std::vector<std::pair<std::string, Ptr>> objects(Pred pred) const {
+    std::vector<std::pair<std::string, Ptr>> out;
+    for (const auto& [key, obj] : state_->objects) {
+      if (pred(*obj)) out.emplace_back(key, obj);
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    return out;
+  }
   std::size_t size() const { return state_->objects.size(); }
   bool synced() const { return state_->synced; }
   uint64_t relists() const { return state_->relists; }

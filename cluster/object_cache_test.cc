@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,33 @@ TEST(ObjectCacheTest, GetByNamespaceAndNameFindsWhatTheKeyFinds) {
                          std::chrono::seconds(5)));
   EXPECT_EQ(pods.size(), 3u);
   EXPECT_EQ(deleted, std::vector<std::string>{"other/a"});
+}
+
+// objects(pred) gives exactly the matching objects, in key order, whatever order the hash map holds.
+TEST(ObjectCacheTest, SelectedObjectsComeInKeyOrder) {
+  ClusterTestWorld w;
+  std::vector<std::string> want;
+  for (int i = 0; i < 50; ++i) {
+    const std::string name = "p" + std::to_string((i * 37) % 50);
+    ASSERT_TRUE(w.CreatePod(ClusterTestWorld::MakePod(name), i % 2 ? "ns-b" : "ns-a"));
+  }
+  ObjectCache<Pod> pods(&w.api().pods(), &w.loop(), "", ListOptions{}, ObjectCache<Pod>::Handlers{});
+  pods.Start();
+  ASSERT_TRUE(w.RunUntil([&] { return pods.synced(); }, std::chrono::seconds(5)));
+  std::vector<std::string> all, odd;
+  for (const auto& [key, pod] : pods.objects()) {
+    all.push_back(key);
+    if (pod->metadata.name.back() % 2 == 1) odd.push_back(key);
+  }
+  ASSERT_EQ(all.size(), 50u);
+  ASSERT_TRUE(std::is_sorted(all.begin(), all.end()));
+  std::vector<std::string> got;
+  for (const auto& [key, pod] : pods.objects([](const Pod& p) { return p.metadata.name.back() % 2 == 1; })) {
+    EXPECT_EQ(key, ObjectCache<Pod>::KeyOf(*pod));
+    got.push_back(key);
+  }
+  EXPECT_EQ(got, odd);
+  EXPECT_TRUE(pods.objects([](const Pod& p) { return p.metadata.name == "absent"; }).empty());
 }
 
 TEST(ObjectCacheTest, ClusterScopedObjectsAreFoundByNameAlone) {

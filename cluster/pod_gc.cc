@@ -38,7 +38,15 @@ void PodGc::Pass() {
   const TimePoint now = clock_->Now();
   std::vector<PodPtr> terminated;
   std::set<std::string> missing_nodes;
-  for (const auto& [key, pod] : pods_->objects()) {
+  // Few pods need a look: test them all, then go through those in key order.
+  auto needs_look = [&](const Pod& pod) {
+    if (IsTerminated(pod)) return true;
+    if (pod.spec.node_name.empty()) return false;
+    NodePtr node = nodes_->Get(pod.spec.node_name);
+    return !node || (pod.metadata.deletion_timestamp && *pod.metadata.deletion_timestamp <= now &&
+                     !IsNodeReady(*node));
+  };
+  for (const auto& [key, pod] : pods_->objects(needs_look)) {
     if (IsTerminated(*pod)) terminated.push_back(pod);
     const std::string& node_name = pod->spec.node_name;
     if (node_name.empty()) continue;
@@ -64,8 +72,8 @@ void PodGc::Pass() {
   for (const std::string& name : missing_nodes) {
     cluster_->nodes().Get("", name, [this, alive = alive_, name](const Result<NodePtr>& r) {
       if (!*alive || r.ok() || r.status().code() != Code::kNotFound) return;
-      for (const auto& [key, pod] : pods_->objects()) {
-        if (pod->spec.node_name == name) ForceDelete(pod, &counters_.orphans_deleted, "orphaned");
+      for (const auto& [key, pod] : pods_->objects([&](const Pod& p) { return p.spec.node_name == name; })) {
+        ForceDelete(pod, &counters_.orphans_deleted, "orphaned");
       }
     });
   }
