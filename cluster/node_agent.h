@@ -38,6 +38,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cluster/object_cache.h"
@@ -174,8 +175,10 @@ class NodeAgent {
   bool running_ = false;
   uint64_t epoch_ = 0;  // bumped by Start/Stop; timers of an older epoch do nothing
   int next_ip_ = 0;
-  std::map<std::string, PodState> pods_;                                     // by uid
-  std::map<std::string, std::pair<std::string, std::size_t>> by_container_;  // id -> (uid, index)
+  // Hash maps: nothing iterates them in an order that reaches the API or the trace (Stop only cancels
+  // timers).
+  std::unordered_map<std::string, PodState> pods_;                                     // by uid
+  std::unordered_map<std::string, std::pair<std::string, std::size_t>> by_container_;  // id -> (uid, index)
   NodeAgentCounters counters_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::unique_ptr<ObjectCache<Pod>> cache_;
