@@ -20,34 +20,55 @@ bool IsOwnerKind(const OwnerReference& ref) { return ref.kind == "ReplicationCon
 }  // namespace
 
 GarbageCollector::GarbageCollector(GarbageCollectorOptions options, ApiClient* api, ClusterApi* cluster,
-                                   Executor* executor, TraceSink* trace)
+                                   Executor* executor, TraceSink* trace, SharedCaches* caches)
     : options_(options), api_(api), cluster_(cluster), executor_(executor), trace_(trace) {
+  if (caches == nullptr) {
+    own_caches_ = std::make_unique<SharedCaches>(api, cluster, executor);
+    caches = own_caches_.get();
+  }
+  caches_ = caches;
+  // The caches may outlive this collector: every handler checks that it is still alive.
   ObjectCache<ReplicationController>::Handlers rh;
-  rh.on_upsert = [this](const ControllerPtr&, const ControllerPtr& rc) { OnController(rc); };
-  rh.on_delete = [this](const ControllerPtr& rc) { OnControllerGone(rc); };
-  rh.on_synced = [this] { Post(); };
-  rcs_ = std::make_unique<ObjectCache<ReplicationController>>(&api_->controllers(), executor_, "",
-                                                              ListOptions{}, std::move(rh));
+  rh.on_upsert = [this, alive = alive_](const ControllerPtr&, const ControllerPtr& rc) {
+    if (*alive) OnController(rc);
+  };
+  rh.on_delete = [this, alive = alive_](const ControllerPtr& rc) {
+    if (*alive) OnControllerGone(rc);
+  };
+  rh.on_synced = [this, alive = alive_] {
+    if (*alive) Post();
+  };
+  rcs_ = &caches->controllers();
+  rcs_->AddHandlers(std::move(rh));
   ObjectCache<Pod>::Handlers ph;
-  ph.on_upsert = [this](const PodPtr& o, const PodPtr& n) { OnPod(o, n); };
-  ph.on_delete = [this](const PodPtr& p) { OnPodGone(p); };
-  ph.on_synced = [this] { Post(); };
-  pods_ = std::make_unique<ObjectCache<Pod>>(&api_->pods(), executor_, "", ListOptions{}, std::move(ph));
+  ph.on_upsert = [this, alive = alive_](const PodPtr& o, const PodPtr& n) {
+    if (*alive) OnPod(o, n);
+  };
+  ph.on_delete = [this, alive = alive_](const PodPtr& p) {
+    if (*alive) OnPodGone(p);
+  };
+  ph.on_synced = [this, alive = alive_] {
+    if (*alive) Post();
+  };
+  pods_ = &caches->pods();
+  pods_->AddHandlers(std::move(ph));
   if (cluster_ != nullptr) {
     ObjectCache<Node>::Handlers nh;
-    nh.on_delete = [this](const NodePtr&) { CollectLeases(); };
-    nh.on_synced = [this] { CollectLeases(); };
-    nodes_ =
-        std::make_unique<ObjectCache<Node>>(&cluster_->nodes(), executor_, "", ListOptions{}, std::move(nh));
+    nh.on_delete = [this, alive = alive_](const NodePtr&) {
+      if (*alive) CollectLeases();
+    };
+    nh.on_synced = [this, alive = alive_] {
+      if (*alive) CollectLeases();
+    };
+    nodes_ = &caches->nodes();
+    nodes_->AddHandlers(std::move(nh));
   }
 }
 
 GarbageCollector::~GarbageCollector() { *alive_ = false; }
 
 void GarbageCollector::Start() {
-  rcs_->Start();
-  pods_->Start();
-  if (nodes_) nodes_->Start();
+  caches_->Start();
   executor_->Schedule(options_.resync_period, [this, alive = alive_] {
     if (*alive) Resync();
   });

@@ -32,6 +32,7 @@
 #include <string>
 
 #include "cluster/object_cache.h"
+#include "cluster/shared_caches.h"
 #include "engine/api_client.h"
 #include "engine/cluster_api.h"
 #include "engine/executor.h"
@@ -54,9 +55,10 @@ struct GarbageCollectorCounters {
 
 class GarbageCollector {
  public:
-  // `cluster` may be null: then Leases are not collected.
+  // `cluster` may be null: then Leases are not collected. `caches` (not owned, outlives the collector)
+  // are the process's shared caches; null: the collector makes its own.
   GarbageCollector(GarbageCollectorOptions options, ApiClient* api, ClusterApi* cluster, Executor* executor,
-                   TraceSink* trace);
+                   TraceSink* trace, SharedCaches* caches = nullptr);
   ~GarbageCollector();
   GarbageCollector(const GarbageCollector&) = delete;
   GarbageCollector& operator=(const GarbageCollector&) = delete;
@@ -113,9 +115,11 @@ class GarbageCollector {
   bool leases_again_ = false;    // another lease pass asked for while one was in flight
   GarbageCollectorCounters counters_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  std::unique_ptr<ObjectCache<ReplicationController>> rcs_;
-  std::unique_ptr<ObjectCache<Pod>> pods_;
-  std::unique_ptr<ObjectCache<Node>> nodes_;  // with a ClusterApi
+  std::unique_ptr<SharedCaches> own_caches_;  // when given none
+  SharedCaches* caches_ = nullptr;
+  ObjectCache<ReplicationController>* rcs_ = nullptr;
+  ObjectCache<Pod>* pods_ = nullptr;
+  ObjectCache<Node>* nodes_ = nullptr;  // with a ClusterApi
 };
 
 }  // namespace rcsim

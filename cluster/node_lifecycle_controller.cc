@@ -8,15 +8,23 @@ namespace rcsim {
 
 NodeLifecycleController::NodeLifecycleController(NodeLifecycleOptions options, ApiClient* api,
                                                  ClusterApi* cluster, Clock* clock, Executor* executor,
-                                                 TraceSink* trace)
+                                                 TraceSink* trace, SharedCaches* caches)
     : options_(options), api_(api), cluster_(cluster), clock_(clock), executor_(executor), trace_(trace) {
-  ObjectCache<Node>::Handlers nh;
-  nh.on_upsert = [this](const NodePtr&, const NodePtr& n) { OnNode(n); };
-  nh.on_delete = [this](const NodePtr& n) { probes_.erase(n->metadata.name); };
-  nodes_ =
-      std::make_unique<ObjectCache<Node>>(&cluster_->nodes(), executor_, "", ListOptions{}, std::move(nh));
-  pods_ = std::make_unique<ObjectCache<Pod>>(&api_->pods(), executor_, "", ListOptions{},
-                                             ObjectCache<Pod>::Handlers{});
+  if (caches == nullptr) {
+    own_caches_ = std::make_unique<SharedCaches>(api, cluster, executor);
+    caches = own_caches_.get();
+  }
+  caches_ = caches;
+  ObjectCache<Node>::Handlers nh;  // the caches may outlive this controller: the handlers check
+  nh.on_upsert = [this, alive = alive_](const NodePtr&, const NodePtr& n) {
+    if (*alive) OnNode(n);
+  };
+  nh.on_delete = [this, alive = alive_](const NodePtr& n) {
+    if (*alive) probes_.erase(n->metadata.name);
+  };
+  nodes_ = &caches->nodes();
+  nodes_->AddHandlers(std::move(nh));
+  pods_ = &caches->pods();
 }
 
 NodeLifecycleController::~NodeLifecycleController() { *alive_ = false; }
@@ -27,8 +35,7 @@ void NodeLifecycleController::Trace(const std::string& event) {
 
 void NodeLifecycleController::Start() {
   started_ = clock_->Now();
-  nodes_->Start();
-  pods_->Start();
+  caches_->Start();
   executor_->Schedule(options_.monitor_period, [this, alive = alive_] {
     if (*alive) Monitor();
   });

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "cluster/object_cache.h"
+#include "cluster/shared_caches.h"
 #include "engine/api_client.h"
 #include "engine/cluster_api.h"
 #include "engine/executor.h"
@@ -51,8 +52,9 @@ struct NodeLifecycleCounters {
 
 class NodeLifecycleController {
  public:
+  // `caches` (not owned, outlives the controller) are the process's shared caches; null: it makes its own.
   NodeLifecycleController(NodeLifecycleOptions options, ApiClient* api, ClusterApi* cluster, Clock* clock,
-                          Executor* executor, TraceSink* trace);
+                          Executor* executor, TraceSink* trace, SharedCaches* caches = nullptr);
   ~NodeLifecycleController();
   NodeLifecycleController(const NodeLifecycleController&) = delete;
   NodeLifecycleController& operator=(const NodeLifecycleController&) = delete;
@@ -92,8 +94,10 @@ class NodeLifecycleController {
   bool listing_leases_ = false;
   NodeLifecycleCounters counters_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  std::unique_ptr<ObjectCache<Node>> nodes_;
-  std::unique_ptr<ObjectCache<Pod>> pods_;
+  std::unique_ptr<SharedCaches> own_caches_;  // when given none
+  SharedCaches* caches_ = nullptr;
+  ObjectCache<Node>* nodes_ = nullptr;
+  ObjectCache<Pod>* pods_ = nullptr;
 };
 
 }  // namespace rcsim

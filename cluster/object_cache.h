@@ -5,8 +5,9 @@
 // watched without a gap.
 //
 // Handlers: on_upsert(old_or_null, new) for ADDED/MODIFIED (and for objects found by a re-list),
-// on_delete(last_state) for DELETED (and for objects a re-list no longer finds). Objects are keyed by
-// "namespace/name" ("name" for cluster-scoped kinds) in a hash map that is also searched by the
+// on_delete(last_state) for DELETED (and for objects a re-list no longer finds). One cache may serve
+// several consumers (cluster/shared_caches.h): each adds its handlers, called in the order added. Objects are
+// keyed by "namespace/name" ("name" for cluster-scoped kinds) in a hash map that is also searched by the
 // (namespace, name) pair itself, so an event costs one hash lookup and builds no key string; objects()
 // gives them in key order (deterministic iteration), sorted on each call.
 //
@@ -49,7 +50,9 @@ class ObjectCache {
     state_->executor = executor;
     state_->ns = std::move(ns);
     state_->opts = std::move(opts);
-    state_->handlers = std::move(handlers);
+    if (handlers.on_upsert || handlers.on_delete || handlers.on_synced) {
+      state_->handlers.push_back(std::move(handlers));
+    }
     state_->relist_delay = relist_delay;
   }
   ~ObjectCache() {
@@ -59,7 +62,16 @@ class ObjectCache {
   ObjectCache(const ObjectCache&) = delete;
   ObjectCache& operator=(const ObjectCache&) = delete;
 
-  void Start() { Relist(state_); }
+  // Lists, then watches. Once: every consumer of a shared cache may call it.
+  void Start() {
+    if (state_->started) return;
+    state_->started = true;
+    Relist(state_);
+  }
+  // More handlers, called after those added before them. Add them before Start: what the cache has
+  // already delivered is not delivered again. They stay as long as the cache: a consumer that may go
+  // first makes its handlers check that it is still alive.
+  void AddHandlers(Handlers handlers) { state_->handlers.push_back(std::move(handlers)); }
 
   // The cached object for a key ("namespace/name", or "name" when cluster-scoped), or null.
   Ptr Get(std::string_view key) const {
@@ -139,9 +151,10 @@ class ObjectCache {
     Executor* executor = nullptr;
     std::string ns;
     ListOptions opts;
-    Handlers handlers;
+    std::vector<Handlers> handlers;
     Duration relist_delay{};
     bool alive = true;
+    bool started = false;
     bool synced = false;
     uint64_t relists = 0;
     uint64_t generation = 0;  // bumped per (re-)list; stale watch callbacks are ignored
@@ -156,7 +169,9 @@ class ObjectCache {
     } else {
       s.objects.emplace(KeyOf(*obj), obj);
     }
-    if (s.handlers.on_upsert) s.handlers.on_upsert(old, obj);
+    for (std::size_t i = 0; i < s.handlers.size() && s.alive; ++i) {  // a handler may add or destroy
+      if (s.handlers[i].on_upsert) s.handlers[i].on_upsert(old, obj);
+    }
   }
   template <typename Key>
   static void Remove(State& s, const Key& key) {
@@ -164,7 +179,9 @@ class ObjectCache {
     if (it == s.objects.end()) return;
     Ptr last = std::move(it->second);
     s.objects.erase(it);
-    if (s.handlers.on_delete) s.handlers.on_delete(last);
+    for (std::size_t i = 0; i < s.handlers.size() && s.alive; ++i) {
+      if (s.handlers[i].on_delete) s.handlers[i].on_delete(last);
+    }
   }
 
   static void Relist(const std::shared_ptr<State>& s) {
@@ -195,7 +212,9 @@ class ObjectCache {
         Upsert(*s, obj);
       }
       s->synced = true;
-      if (s->handlers.on_synced) s->handlers.on_synced();
+      for (std::size_t i = 0; i < s->handlers.size() && s->alive; ++i) {
+        if (s->handlers[i].on_synced) s->handlers[i].on_synced();
+      }
       if (!s->alive) return;
       s->watch =
           s->client->Watch(s->ns, s->opts, r->resource_version, [weak, gen](const ApiWatchEvent<T>& ev) {

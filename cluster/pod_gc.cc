@@ -8,12 +8,15 @@
 namespace rcsim {
 
 PodGc::PodGc(PodGcOptions options, ApiClient* api, ClusterApi* cluster, Clock* clock, Executor* executor,
-             TraceSink* trace)
+             TraceSink* trace, SharedCaches* caches)
     : options_(options), api_(api), cluster_(cluster), clock_(clock), executor_(executor), trace_(trace) {
-  nodes_ = std::make_unique<ObjectCache<Node>>(&cluster_->nodes(), executor_, "", ListOptions{},
-                                               ObjectCache<Node>::Handlers{});
-  pods_ = std::make_unique<ObjectCache<Pod>>(&api_->pods(), executor_, "", ListOptions{},
-                                             ObjectCache<Pod>::Handlers{});
+  if (caches == nullptr) {
+    own_caches_ = std::make_unique<SharedCaches>(api, cluster, executor);
+    caches = own_caches_.get();
+  }
+  caches_ = caches;
+  nodes_ = &caches->nodes();
+  pods_ = &caches->pods();
 }
 
 PodGc::~PodGc() { *alive_ = false; }
@@ -23,8 +26,7 @@ void PodGc::Trace(const std::string& event) {
 }
 
 void PodGc::Start() {
-  nodes_->Start();
-  pods_->Start();
+  caches_->Start();
   executor_->Schedule(options_.period, [this, alive = alive_] {
     if (*alive) Pass();
   });

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "cluster/object_cache.h"
+#include "cluster/shared_caches.h"
 #include "engine/api_client.h"
 #include "engine/cluster_api.h"
 #include "engine/executor.h"
@@ -40,8 +41,9 @@ struct PodGcCounters {
 
 class PodGc {
  public:
+  // `caches` (not owned, outlives the pod GC) are the process's shared caches; null: it makes its own.
   PodGc(PodGcOptions options, ApiClient* api, ClusterApi* cluster, Clock* clock, Executor* executor,
-        TraceSink* trace);
+        TraceSink* trace, SharedCaches* caches = nullptr);
   ~PodGc();
   PodGc(const PodGc&) = delete;
   PodGc& operator=(const PodGc&) = delete;
@@ -64,8 +66,10 @@ class PodGc {
   std::set<std::string> in_flight_;  // pod uids
   PodGcCounters counters_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  std::unique_ptr<ObjectCache<Node>> nodes_;
-  std::unique_ptr<ObjectCache<Pod>> pods_;
+  std::unique_ptr<SharedCaches> own_caches_;  // when given none
+  SharedCaches* caches_ = nullptr;
+  ObjectCache<Node>* nodes_ = nullptr;
+  ObjectCache<Pod>* pods_ = nullptr;
 };
 
 }  // namespace rcsim

@@ -9,10 +9,14 @@ SimCluster::SimCluster(SimClusterOptions options, ApiClient* api, ClusterApi* cl
     : clock_(clock), executor_(executor), trace_(trace) {
   index_ = std::make_unique<NodePodIndex>(api, cluster, executor);
   scheduler_ = std::make_unique<Scheduler>(options.scheduler, api, cluster, clock, executor, trace);
-  gc_ = std::make_unique<GarbageCollector>(options.garbage_collector, api, cluster, executor, trace);
-  node_lifecycle_ =
-      std::make_unique<NodeLifecycleController>(options.node_lifecycle, api, cluster, clock, executor, trace);
-  pod_gc_ = std::make_unique<PodGc>(options.pod_gc, api, cluster, clock, executor, trace);
+  // The controller manager's controllers share one cache per resource, as in kube-controller-manager
+  // (the scheduler is a process of its own there: it keeps its own).
+  caches_ = std::make_unique<SharedCaches>(api, cluster, executor);
+  gc_ = std::make_unique<GarbageCollector>(options.garbage_collector, api, cluster, executor, trace,
+                                           caches_.get());
+  node_lifecycle_ = std::make_unique<NodeLifecycleController>(options.node_lifecycle, api, cluster, clock,
+                                                              executor, trace, caches_.get());
+  pod_gc_ = std::make_unique<PodGc>(options.pod_gc, api, cluster, clock, executor, trace, caches_.get());
   for (int i = 0; i < options.nodes; ++i) {
     const std::string name = "node-" + std::to_string(i);
     SimNode& n = nodes_[name];
@@ -38,6 +42,7 @@ SimCluster::~SimCluster() {
   pod_gc_.reset();
   node_lifecycle_.reset();
   gc_.reset();
+  caches_.reset();
   scheduler_.reset();
   index_.reset();
 }

@@ -37,6 +37,7 @@
 #include "cluster/node_lifecycle_controller.h"
 #include "cluster/pod_gc.h"
 #include "cluster/scheduler.h"
+#include "cluster/shared_caches.h"
 #include "engine/api_client.h"
 #include "engine/cluster_api.h"
 #include "engine/executor.h"
@@ -119,6 +120,7 @@ class SimCluster {
   int64_t retired_restarts_ = 0;  // of agents that died with their node
   std::unique_ptr<NodePodIndex> index_;
   std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<SharedCaches> caches_;  // the GC's, the node lifecycle controller's and the pod GC's
   std::unique_ptr<GarbageCollector> gc_;
   std::unique_ptr<NodeLifecycleController> node_lifecycle_;
   std::unique_ptr<PodGc> pod_gc_;

@@ -48,6 +48,7 @@
 #include "cluster/node_lifecycle_controller.h"
 #include "cluster/pod_gc.h"
 #include "cluster/scheduler.h"
+#include "cluster/shared_caches.h"
 #include "engine/event_recorder.h"
 #include "engine/go_duration.h"
 #include "engine/leader_elector.h"
@@ -384,6 +385,9 @@ int Main(int argc, char** argv) {
     // The cluster controllers are single-threaded by contract: their callbacks hop onto the executor.
     ExecutorApi cluster_api(instrumented.get(), api->get(), &executor);
     std::unique_ptr<ReplicationManager> manager;
+    // The GC, the node lifecycle controller and the pod GC read pods and nodes from one cache per
+    // resource, as kube-controller-manager's shared informers (created when this process leads).
+    std::unique_ptr<SharedCaches> caches;
     std::unique_ptr<GarbageCollector> garbage_collector;
     std::unique_ptr<NodeLifecycleController> node_lifecycle;
     std::unique_ptr<PodGc> pod_gc;
@@ -401,20 +405,23 @@ int Main(int argc, char** argv) {
         logger.Log(LogLevel::kInfo,
                    "replication manager started (" + std::to_string(flags.workers) + " concurrent syncs)");
       }
+      // Every controller adds its handlers to the shared caches before any of them starts them.
+      caches = std::make_unique<SharedCaches>(&cluster_api, &cluster_api, &executor);
       if (on(kGarbageCollectorName)) {
         garbage_collector = std::make_unique<GarbageCollector>(GarbageCollectorOptions{}, &cluster_api,
-                                                               &cluster_api, &executor, &trace);
-        garbage_collector->Start();
+                                                               &cluster_api, &executor, &trace, caches.get());
       }
       if (on(kNodeLifecycleName)) {
-        node_lifecycle = std::make_unique<NodeLifecycleController>(flags.node_lifecycle, &cluster_api,
-                                                                   &cluster_api, &clock, &executor, &trace);
-        node_lifecycle->Start();
+        node_lifecycle = std::make_unique<NodeLifecycleController>(
+            flags.node_lifecycle, &cluster_api, &cluster_api, &clock, &executor, &trace, caches.get());
       }
       if (on(kPodGcName)) {
-        pod_gc = std::make_unique<PodGc>(flags.pod_gc, &cluster_api, &cluster_api, &clock, &executor, &trace);
-        pod_gc->Start();
+        pod_gc = std::make_unique<PodGc>(flags.pod_gc, &cluster_api, &cluster_api, &clock, &executor, &trace,
+                                         caches.get());
       }
+      if (garbage_collector) garbage_collector->Start();
+      if (node_lifecycle) node_lifecycle->Start();
+      if (pod_gc) pod_gc->Start();
       if (on(kSchedulerName)) {
         scheduler = std::make_unique<Scheduler>(SchedulerOptions{}, &cluster_api, &cluster_api, &clock,
                                                 &executor, &trace);
@@ -432,6 +439,7 @@ int Main(int argc, char** argv) {
       pod_gc.reset();
       node_lifecycle.reset();
       garbage_collector.reset();
+      caches.reset();
       manager.reset();
     };
     RunOn(executor, [&] {
