@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cluster/cluster_test_world.h"
+#include "cluster/shared_caches.h"
 
 namespace rcsim {
 namespace {
@@ -73,6 +74,39 @@ TEST(ObjectCacheTest, SelectedObjectsComeInKeyOrder) {
   }
   EXPECT_EQ(got, odd);
   EXPECT_TRUE(pods.objects([](const Pod& p) { return p.metadata.name == "absent"; }).empty());
+}
+
+// Consumers sharing one cache (SharedCaches): each one's handlers see every event, in the order they were
+// added; Start from each consumer lists once.
+TEST(ObjectCacheTest, SharedCacheCallsEveryConsumersHandlersInOrderAndListsOnce) {
+  ClusterTestWorld w;
+  ASSERT_TRUE(w.CreatePod(ClusterTestWorld::MakePod("a"), "default"));
+  SharedCaches caches(&w.api(), nullptr, &w.loop());
+  std::vector<std::string> seen;
+  for (const std::string consumer : {"first", "second"}) {
+    ObjectCache<Pod>::Handlers h;
+    h.on_upsert = [&seen, consumer](const PodPtr&, const PodPtr& p) {
+      seen.push_back(consumer + " upsert " + p->metadata.name);
+    };
+    h.on_delete = [&seen, consumer](const PodPtr& p) {
+      seen.push_back(consumer + " delete " + p->metadata.name);
+    };
+    h.on_synced = [&seen, consumer] { seen.push_back(consumer + " synced"); };
+    caches.pods().AddHandlers(std::move(h));
+  }
+  caches.Start();
+  caches.pods().Start();  // a second consumer's Start: no second list
+  ASSERT_TRUE(w.RunUntil([&] { return caches.pods().synced(); }, std::chrono::seconds(5)));
+  ASSERT_TRUE(w.CreatePod(ClusterTestWorld::MakePod("b"), "default"));
+  DeleteOptions force;
+  force.grace_period_seconds = 0;
+  ASSERT_TRUE(w.registry().pods().Delete("default", "a", force).ok());
+  ASSERT_TRUE(w.RunUntil([&] { return seen.size() >= 8; }, std::chrono::seconds(5)));
+  w.RunUntil([] { return false; }, std::chrono::seconds(2));  // nothing more arrives
+  EXPECT_EQ(seen, (std::vector<std::string>{"first upsert a", "second upsert a", "first synced",
+                                            "second synced", "first upsert b", "second upsert b",
+                                            "first delete a", "second delete a"}));
+  EXPECT_EQ(caches.pods().relists(), 0u);
 }
 
 TEST(ObjectCacheTest, ClusterScopedObjectsAreFoundByNameAlone) {
