@@ -95,28 +95,33 @@ Result<std::unique_ptr<RealStack>> RealStack::Start(RealStackOptions options) {
   if (mkdtemp(tmpl.data()) == nullptr)
     return Status(Code::kInternal, "mkdtemp: " + std::error_code(errno, std::generic_category()).message());
   s->temp_dir_ = tmpl;
-  const int members = std::max(1, s->options_.etcd_members);
-  std::vector<int> ports = FreePorts(2 * members + 1);
-  if (ports.empty()) return Status(Code::kUnavailable, "no free loopback port");
+  if (Status st = s->StartEtcdCluster(); !st.ok()) return st;
   std::string etcd_servers;
-  for (std::size_t m = 0; m < static_cast<std::size_t>(members); ++m) {
-    s->etcd_client_ports_.push_back(ports[2 * m]);
-    s->etcd_peer_ports_.push_back(ports[2 * m + 1]);
-    s->etcd_.push_back(std::make_unique<ChildProcess>());
-    etcd_servers += (m == 0 ? "" : ",") + std::string("http://127.0.0.1:") + std::to_string(ports[2 * m]);
+  for (int port : s->etcd_client_ports_) {
+    etcd_servers +=
+        (etcd_servers.empty() ? "" : ",") + std::string("http://127.0.0.1:") + std::to_string(port);
   }
-  s->api_port_ = ports.back();
-  // Every member first: a member of a new cluster serves only once a quorum has started.
-  for (int m = 0; m < members; ++m) {
-    if (Status st = s->SpawnEtcd(m); !st.ok()) return st;
-  }
-  for (int m = 0; m < members; ++m) {
-    if (Status st = s->WaitEtcd(m); !st.ok()) return st;
-  }
-  const std::vector<std::string> api_args = {
-      s->options_.apiserver_binary, "--etcd_servers=" + etcd_servers, "--address", "127.0.0.1", "--port",
-      std::to_string(s->api_port_)};
+  // --port 0: the apiserver binds a port the kernel chooses and says which ("listening on ..."), so no
+  // other process can take it between our choice and its bind.
+  const std::vector<std::string> api_args = {s->options_.apiserver_binary,
+                                             "--etcd_servers=" + etcd_servers,
+                                             "--address",
+                                             "127.0.0.1",
+                                             "--port",
+                                             "0"};
   if (Status st = s->apiserver_.Spawn(api_args, s->temp_dir_ + "/apiserver.log"); !st.ok()) return st;
+  const std::string listening = "listening on 127.0.0.1:";
+  if (Status st = s->WaitLog(s->apiserver_, "apiserver", listening, 0); !st.ok()) return st;
+  {
+    std::ifstream in(s->apiserver_.log_path());
+    for (std::string line; s->api_port_ == 0 && std::getline(in, line);) {
+      if (const std::size_t at = line.find(listening); at != std::string::npos) {
+        s->api_port_ = std::atoi(line.c_str() + at + listening.size());
+      }
+    }
+    if (s->api_port_ <= 0 || s->api_port_ > 65535)
+      return Status(Code::kInternal, "apiserver: no port in its log:\n" + s->apiserver_.LogTail());
+  }
   if (Status st = s->WaitApiServer(); !st.ok()) return st;
   FaultProxyOptions po;
   po.upstream_port = static_cast<uint16_t>(s->api_port_);
@@ -329,6 +334,43 @@ std::vector<std::string> RealStack::etcd_urls() const {
   return urls;
 }
 
+// Picks the members' ports, starts every member, then waits for each. A port can be taken between
+// the pick and etcd's bind (by another process's server, or as a connection's source port); etcd then
+// exits with "address already in use", and the whole cluster starts again on new ports (5 attempts).
+Status RealStack::StartEtcdCluster() {
+  const int members = std::max(1, options_.etcd_members);
+  for (int attempt = 1;; ++attempt) {
+    std::vector<int> ports = FreePorts(2 * members);
+    if (ports.empty()) return Status(Code::kUnavailable, "no free loopback port");
+    etcd_.clear();  // kills what an earlier attempt started
+    etcd_client_ports_.clear();
+    etcd_peer_ports_.clear();
+    for (int m = 0; m < members; ++m) {
+      etcd_client_ports_.push_back(ports[2 * m]);
+      etcd_peer_ports_.push_back(ports[2 * m + 1]);
+      etcd_.push_back(std::make_unique<ChildProcess>());
+    }
+    // Every member first: a member of a new cluster serves only once a quorum has started.
+    Status st;
+    for (int m = 0; m < members && st.ok(); ++m) st = SpawnEtcd(m);
+    for (int m = 0; m < members && st.ok(); ++m) st = WaitEtcd(m, /*starting_cluster=*/true);
+    if (st.ok()) return st;
+    bool lost_port = false;
+    for (int m = 0; m < members; ++m) {
+      std::ifstream in(etcd_[m]->log_path());
+      std::stringstream log;
+      log << in.rdbuf();
+      lost_port = lost_port || log.str().find("address already in use") != std::string::npos;
+    }
+    if (!lost_port || attempt == 5) return st;
+    for (int m = 0; m < members; ++m) {  // the next attempt's members start from empty data dirs
+      std::error_code ec;
+      std::filesystem::remove_all(temp_dir_ + "/" + EtcdName(m), ec);
+      std::filesystem::remove(temp_dir_ + "/" + EtcdName(m) + ".log", ec);
+    }
+  }
+}
+
 // Member 0 keeps the single-member names (etcd, etcd.log); the others are etcd-<m>.
 std::string RealStack::EtcdName(int member) const {
   return member == 0 ? "etcd" : "etcd-" + std::to_string(member);
@@ -363,19 +405,24 @@ Status RealStack::StartEtcd(int member) {
 
 void RealStack::KillEtcd(int member) { etcd_.at(member)->Kill(); }
 
-Status RealStack::WaitEtcd(int member) {
-  ChildProcess& p = *etcd_.at(member);
+Status RealStack::WaitEtcd(int member, bool starting_cluster) {
   const std::string what = EtcdName(member);
   const auto deadline = SteadyClock::now() + options_.start_timeout;
   while (true) {
-    if (!p.Running())
-      return Status(Code::kUnavailable, what + " exited during start-up; log tail:\n" + p.LogTail());
+    // A new cluster's member is healthy only with a quorum: when starting one, any member's exit fails.
+    for (int m = starting_cluster ? 0 : member; m < (starting_cluster ? etcd_members() : member + 1); ++m) {
+      if (!etcd_[m]->Running()) {
+        return Status(Code::kUnavailable,
+                      EtcdName(m) + " exited during start-up; log tail:\n" + etcd_[m]->LogTail());
+      }
+    }
     if (HttpRequest(etcd_client_ports_[member], "GET", "/health").find("\"health\":\"true\"") !=
         std::string::npos) {
       return Status::Ok();
     }
     if (SteadyClock::now() >= deadline) {
-      return Status(Code::kUnavailable, what + " not healthy in time; log tail:\n" + p.LogTail());
+      return Status(Code::kUnavailable,
+                    what + " not healthy in time; log tail:\n" + etcd_[member]->LogTail());
     }
     std::this_thread::sleep_for(kPoll);
   }

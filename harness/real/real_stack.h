@@ -139,8 +139,10 @@ class RealStack {
 
  private:
   explicit RealStack(RealStackOptions options) : options_(std::move(options)) {}
+  Status StartEtcdCluster();
   Status SpawnEtcd(int member);
-  Status WaitEtcd(int member);
+  // Until the member answers /health. starting_cluster: fail as soon as any member has exited.
+  Status WaitEtcd(int member, bool starting_cluster = false);
   std::string EtcdName(int member) const;
   Status WaitApiServer();
   Status WaitLog(ChildProcess& p, const std::string& what, const std::string& needle, std::size_t log_offset);

@@ -53,16 +53,46 @@ Result<std::unique_ptr<ApiServerProcess>> ApiServerProcess::Start(ApiServerProce
   }
   p->temp_dir_ = tmpl;
   p->log_path_ = tmpl + "/apiserver.log";
-  p->port_ = PickFreeLoopbackPort();
-  if (p->port_ == 0) return Status(Code::kUnavailable, "no free loopback port");
-  Status launched = p->Launch();
-  if (!launched.ok()) return launched;
-  Status ready = p->WaitReady();
-  if (!ready.ok()) return ready;
+  // --port 0: the server binds a port the kernel chooses and says which. A port picked here and bound
+  // there could be taken in between (by another test's server, or as a connection's source port).
+  if (Status s = p->Launch(); !s.ok()) return s;
+  if (Status s = p->WaitReady(); !s.ok()) return s;
   return p;
 }
 
+Status ApiServerProcess::WaitListening(std::size_t log_offset) {
+  const std::string needle = "listening on 127.0.0.1:";
+  const auto deadline = SteadyClock::now() + options_.start_timeout;
+  while (true) {
+    std::ifstream in(log_path_);
+    in.seekg(static_cast<std::streamoff>(log_offset));
+    for (std::string line; std::getline(in, line);) {
+      const size_t at = line.find(needle);
+      if (at == std::string::npos) continue;
+      const int port = std::atoi(line.c_str() + at + needle.size());
+      if (port <= 0 || port > 65535) return Status(Code::kInternal, "apiserver said: " + line);
+      port_ = port;
+      return Status::Ok();
+    }
+    int wstatus = 0;
+    if (waitpid(pid_, &wstatus, WNOHANG) == pid_) {
+      pid_ = -1;
+      return Status(Code::kUnavailable, "apiserver exited during start-up; log tail:\n" + LogTail());
+    }
+    if (SteadyClock::now() >= deadline) {
+      Stop();
+      return Status(Code::kUnavailable, "apiserver did not say where it listens within " +
+                                            FormatDuration(options_.start_timeout) + "; log tail:\n" +
+                                            LogTail());
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
 Status ApiServerProcess::Launch() {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(log_path_, ec);
+  launch_log_offset_ = ec ? 0 : static_cast<std::size_t>(size);
   std::vector<std::string> args = {options_.binary, "--etcd_servers=" + options_.etcd_servers,
                                    "--address",     "127.0.0.1",
                                    "--port",        std::to_string(port_)};
@@ -109,6 +139,9 @@ Status ApiServerProcess::Launch() {
 }
 
 Status ApiServerProcess::WaitReady() {
+  if (port_ == 0) {
+    if (Status s = WaitListening(launch_log_offset_); !s.ok()) return s;
+  }
   HttpApiClientOptions o;
   o.base_url = url();
   o.bearer_token = options_.bearer_token;
@@ -168,8 +201,18 @@ void ApiServerProcess::Kill() {
 
 Status ApiServerProcess::Restart() {
   Stop();
-  if (Status s = Launch(); !s.ok()) return s;
-  return WaitReady();
+  // The same port, so that clients find the server again. It was free a moment ago, but a connection
+  // may have taken it as its source port: try again until the deadline while it is in use.
+  const auto deadline = SteadyClock::now() + options_.start_timeout;
+  while (true) {
+    if (Status s = Launch(); !s.ok()) return s;
+    Status ready = WaitReady();
+    if (ready.ok() || SteadyClock::now() >= deadline ||
+        ready.message().find("Address already in use") == std::string::npos) {
+      return ready;
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
 }
 
 ApiServerProcess::~ApiServerProcess() {

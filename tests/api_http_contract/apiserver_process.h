@@ -1,9 +1,10 @@
 // A real apps/apiserver process on a free loopback port, over the etcd endpoints it is given, for tests
 // that talk to the API over HTTP.
 //
-// Start() launches `binary --etcd_servers=... --address 127.0.0.1 --port P` (plus --token-file when a
-// token is given) with stdout/stderr in a temp log, then polls GET /version until it answers 200 or the
-// deadline passes (failing early, with the log's tail, if the process exits). Kill() is a crash
+// Start() launches `binary --etcd_servers=... --address 127.0.0.1 --port 0` (plus --token-file when a
+// token is given) with stdout/stderr in a temp log, reads the port the server bound from its
+// "listening on" line, then polls GET /version until it answers 200 or the deadline passes (failing
+// early, with the log's tail, if the process exits). Kill() is a crash
 // (SIGKILL); Restart() brings the server back on the same port. The destructor sends
 // SIGTERM, then SIGKILL after a grace period, and removes the temp dir. The child gets
 // PR_SET_PDEATHSIG(SIGKILL), tied to the starting thread: start it from the test's main thread.
@@ -14,6 +15,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,11 +63,14 @@ class ApiServerProcess {
   explicit ApiServerProcess(ApiServerProcessOptions options) : options_(std::move(options)) {}
   Status Launch();
   Status WaitReady();
+  // Reads the port from the "listening on 127.0.0.1:PORT" line the server logs after log_offset.
+  Status WaitListening(std::size_t log_offset);
 
   ApiServerProcessOptions options_;
   std::string temp_dir_;
   std::string log_path_;
-  int port_ = 0;
+  int port_ = 0;                       // 0 until the first start has bound one; then kept across restarts
+  std::size_t launch_log_offset_ = 0;  // the log's size when the last Launch() started the server
   pid_t pid_ = -1;
 };
 

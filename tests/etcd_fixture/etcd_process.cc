@@ -20,12 +20,7 @@
 #include <vector>
 
 namespace rcsim {
-namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-constexpr auto kPollInterval = std::chrono::milliseconds(50);
-
-// Binds `n` sockets to 127.0.0.1:0 at once (so the ports differ) and returns their ports.
 std::vector<int> PickFreePorts(int n) {
   std::vector<int> fds;
   std::vector<int> ports;
@@ -48,6 +43,11 @@ std::vector<int> PickFreePorts(int n) {
   if (static_cast<int>(ports.size()) != n) return {};
   return ports;
 }
+
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+constexpr auto kPollInterval = std::chrono::milliseconds(50);
 
 // One HTTP/1.0 GET of `path` against 127.0.0.1:port (1 s timeouts); the whole response, or "".
 std::string HttpGet(int port, const char* path) {
@@ -109,19 +109,40 @@ Result<std::unique_ptr<EtcdProcess>> EtcdProcess::Prepare(const EtcdProcessOptio
   return p;
 }
 
+namespace {
+
+// Ports are picked here and bound by etcd later; in between another process may take one (another
+// test's server, or a connection's source port). etcd then exits saying so, and we try new ports.
+constexpr int kPortAttempts = 5;
+
+bool LostPortRace(const Status& s) { return s.message().find("address already in use") != std::string::npos; }
+
+}  // namespace
+
 Result<std::unique_ptr<EtcdProcess>> EtcdProcess::Start(EtcdProcessOptions options) {
-  std::vector<int> ports = PickFreePorts(2);
-  if (ports.empty()) return Status(Code::kInternal, "no free loopback port");
-  Result<std::unique_ptr<EtcdProcess>> p = Prepare(options, ports[0], ports[1]);
-  if (!p.ok()) return p;
-  if (Status s = (*p)->Launch(); !s.ok()) return s;
-  if (Status s = (*p)->WaitHealthy(); !s.ok()) return s;
-  return p;
+  for (int attempt = 1;; ++attempt) {
+    std::vector<int> ports = options.pick_ports(2);
+    if (ports.empty()) return Status(Code::kInternal, "no free loopback port");
+    Result<std::unique_ptr<EtcdProcess>> p = Prepare(options, ports[0], ports[1]);
+    if (!p.ok()) return p;
+    Status s = (*p)->Launch();
+    if (s.ok()) s = (*p)->WaitHealthy();
+    if (s.ok()) return p;
+    if (attempt == kPortAttempts || !LostPortRace(s)) return s;
+  }
 }
 
 Result<std::vector<std::unique_ptr<EtcdProcess>>> EtcdProcess::StartCluster(int members,
                                                                             EtcdProcessOptions options) {
-  std::vector<int> ports = PickFreePorts(2 * members);
+  for (int attempt = 1;; ++attempt) {
+    Result<std::vector<std::unique_ptr<EtcdProcess>>> cluster = TryStartCluster(members, options);
+    if (cluster.ok() || attempt == kPortAttempts || !LostPortRace(cluster.status())) return cluster;
+  }
+}
+
+Result<std::vector<std::unique_ptr<EtcdProcess>>> EtcdProcess::TryStartCluster(
+    int members, const EtcdProcessOptions& options) {
+  std::vector<int> ports = options.pick_ports(2 * members);
   if (ports.empty()) return Status(Code::kInternal, "no free loopback port");
   std::string initial_cluster;
   for (int i = 0; i < members; ++i) {
@@ -137,11 +158,28 @@ Result<std::vector<std::unique_ptr<EtcdProcess>>> EtcdProcess::StartCluster(int 
     if (Status s = (*p)->Launch(); !s.ok()) return s;
     out.push_back(std::move(p).value());
   }
-  // A member is healthy only once a leader is elected, which needs a quorum started: wait after all.
-  for (auto& member : out) {
-    if (Status s = member->WaitHealthy(); !s.ok()) return s;
+  // A member is healthy only once a leader is elected, which needs a quorum started: wait for all at
+  // once, failing as soon as one member exits (the others would wait for it in vain).
+  const auto deadline = SteadyClock::now() + options.start_timeout;
+  while (true) {
+    bool all_healthy = true;
+    for (auto& member : out) {
+      int wstatus = 0;
+      if (member->pid_ > 0 && waitpid(member->pid_, &wstatus, WNOHANG) == member->pid_) {
+        member->pid_ = -1;
+        return Status(Code::kUnavailable, "etcd member " + member->name_ +
+                                              " exited during start-up; log tail:\n" + member->LogTail());
+      }
+      all_healthy = all_healthy && HealthOk(member->client_port_);
+    }
+    if (all_healthy) return out;
+    if (SteadyClock::now() >= deadline) {
+      return Status(Code::kUnavailable, "etcd cluster not healthy after " +
+                                            FormatDuration(options.start_timeout) + "; m0's log tail:\n" +
+                                            out.front()->LogTail());
+    }
+    std::this_thread::sleep_for(kPollInterval);
   }
-  return out;
 }
 
 std::string EtcdProcess::Endpoints(const std::vector<std::unique_ptr<EtcdProcess>>& members) {
@@ -279,8 +317,15 @@ void EtcdProcess::Stop() {
 
 Status EtcdProcess::Restart() {
   Stop();
-  if (Status s = Launch(); !s.ok()) return s;
-  return WaitHealthy();
+  // The same ports, as the member's clients and peers know them. They were free a moment ago, but a
+  // connection may have taken one as its source port: try again until the deadline while one is in use.
+  const auto deadline = SteadyClock::now() + options_.start_timeout;
+  while (true) {
+    if (Status s = Launch(); !s.ok()) return s;
+    Status healthy = WaitHealthy();
+    if (healthy.ok() || SteadyClock::now() >= deadline || !LostPortRace(healthy)) return healthy;
+    std::this_thread::sleep_for(kPollInterval);
+  }
 }
 
 std::string EtcdProcess::LogTail() const {

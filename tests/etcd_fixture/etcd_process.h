@@ -2,9 +2,12 @@
 // tests and benchmarks that talk to a real server.
 //
 // Start() picks free ports (bind port 0), creates a temp dir, starts etcd and polls its /health
-// endpoint until it reports healthy or the start deadline passes. Stop() sends SIGTERM, then SIGKILL
-// after a deadline, and keeps the data dir so Restart() brings the same member back on the same ports
-// with its data. The destructor stops etcd and removes the temp dir.
+// endpoint until it reports healthy or the start deadline passes. A port can be taken between the pick
+// and etcd's bind (by another test's server, or as a connection's source port): etcd then exits with
+// "address already in use", and Start() and StartCluster() try again on new ports (5 attempts).
+// Stop() sends SIGTERM, then SIGKILL after a deadline, and keeps the data dir so Restart() brings the
+// same member back on the same ports with its data (waiting while a port is still taken). The destructor
+// stops etcd and removes the temp dir.
 //
 // The child gets PR_SET_PDEATHSIG(SIGKILL) so a crashed test leaves no etcd behind; note that Linux ties
 // this to the *thread* that started it, so start the process from a thread that outlives it (the test's
@@ -20,6 +23,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,11 +33,17 @@
 
 namespace rcsim {
 
+// Binds `n` sockets to 127.0.0.1:0 at once (so the ports differ), releases them and returns their
+// ports; empty on error.
+std::vector<int> PickFreePorts(int n);
+
 struct EtcdProcessOptions {
   std::string binary = "/usr/bin/etcd";
   Duration start_timeout = std::chrono::seconds(30);
   Duration stop_timeout = std::chrono::seconds(10);  // SIGTERM grace before SIGKILL
   std::vector<std::string> extra_args;               // appended to etcd's command line
+  // Picks `n` distinct free loopback ports (empty: none); a seam for tests of the port-race retry.
+  std::function<std::vector<int>(int n)> pick_ports = PickFreePorts;
 };
 
 class EtcdProcess {
@@ -84,6 +94,8 @@ class EtcdProcess {
   explicit EtcdProcess(EtcdProcessOptions options);
   Status Launch();
   Status WaitHealthy();
+  static Result<std::vector<std::unique_ptr<EtcdProcess>>> TryStartCluster(int members,
+                                                                           const EtcdProcessOptions& options);
   static Result<std::unique_ptr<EtcdProcess>> Prepare(const EtcdProcessOptions& options, int client_port,
                                                       int peer_port);
   std::string LogTail() const;

@@ -1,7 +1,11 @@
 #include "tests/etcd_fixture/etcd_process.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -99,6 +103,89 @@ TEST(EtcdProcessTest, ClusterElectsOneLeaderAndAnotherAfterItIsKilled) {
   EXPECT_TRUE(poll([&] { return leaders() == 1; })) << "the two left elect a new leader";
   ASSERT_TRUE(members[leader]->Restart().ok());
   EXPECT_TRUE(members[leader]->Healthy());
+}
+
+// A port of 127.0.0.1 held by a listening socket for the object's lifetime: as another process's server
+// that took a port between our pick and etcd's bind.
+class TakenPort {
+ public:
+  TakenPort() {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (fd_ >= 0 && bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 && listen(fd_, 1) == 0 &&
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      port_ = ntohs(addr.sin_port);
+    }
+  }
+  TakenPort(const TakenPort&) = delete;
+  TakenPort& operator=(const TakenPort&) = delete;
+  ~TakenPort() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// CI failed at random with "cannot listen on 127.0.0.1:P: Address already in use": a port picked free
+// was taken before the server bound it. The first pick here is a port in use; Start tries new ones.
+TEST(EtcdProcessTest, PortRaceLostAtStartTriesNewPorts) {
+  TakenPort taken;
+  ASSERT_GT(taken.port(), 0);
+  int picks = 0;
+  EtcdProcessOptions o;
+  o.pick_ports = [&](int n) {
+    std::vector<int> ports = PickFreePorts(n);
+    if (++picks == 1 && !ports.empty()) ports[0] = taken.port();  // the client port
+    return ports;
+  };
+  auto etcd = EtcdProcess::Start(o);
+  ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
+  EXPECT_EQ(picks, 2);
+  EXPECT_NE((*etcd)->client_port(), taken.port());
+  EXPECT_TRUE((*etcd)->Healthy());
+}
+
+TEST(EtcdProcessTest, PortRaceLostAtClusterStartTriesNewPortsWithoutWaitingForQuorum) {
+  TakenPort taken;
+  ASSERT_GT(taken.port(), 0);
+  int picks = 0;
+  EtcdProcessOptions o;
+  o.pick_ports = [&](int n) {
+    std::vector<int> ports = PickFreePorts(n);
+    if (++picks == 1 && ports.size() == 6) ports[4] = taken.port();  // m2's client port
+    return ports;
+  };
+  auto members = EtcdProcess::StartCluster(3, o);
+  ASSERT_TRUE(members.ok()) << members.status().ToString();
+  EXPECT_EQ(picks, 2);
+  for (const auto& m : *members) {
+    EXPECT_NE(m->client_port(), taken.port());
+    EXPECT_TRUE(m->Healthy());
+  }
+}
+
+TEST(EtcdProcessTest, PortInUseOnEveryAttemptFailsWithEtcdsReason) {
+  TakenPort taken;
+  ASSERT_GT(taken.port(), 0);
+  int picks = 0;
+  EtcdProcessOptions o;
+  o.pick_ports = [&](int n) {
+    ++picks;
+    std::vector<int> ports = PickFreePorts(n);
+    if (!ports.empty()) ports[0] = taken.port();
+    return ports;
+  };
+  auto etcd = EtcdProcess::Start(o);
+  ASSERT_FALSE(etcd.ok());
+  EXPECT_EQ(picks, 5);
+  EXPECT_NE(etcd.status().message().find("address already in use"), std::string::npos)
+      << etcd.status().ToString();
 }
 
 TEST(EtcdProcessTest, PickFreeLoopbackPortReturnsAPort) {
