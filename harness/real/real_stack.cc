@@ -345,7 +345,7 @@ Status RealStack::StartEtcdCluster() {
     etcd_.clear();  // kills what an earlier attempt started
     etcd_client_ports_.clear();
     etcd_peer_ports_.clear();
-    for (int m = 0; m < members; ++m) {
+    for (std::size_t m = 0; m < static_cast<std::size_t>(members); ++m) {
       etcd_client_ports_.push_back(ports[2 * m]);
       etcd_peer_ports_.push_back(ports[2 * m + 1]);
       etcd_.push_back(std::make_unique<ChildProcess>());

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -27,6 +28,9 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
+
+// errno's message (std::strerror is not thread-safe).
+std::string ErrnoText() { return std::error_code(errno, std::generic_category()).message(); }
 
 // One GET through `client`, waited for synchronously (bounded by the client's request timeout).
 Result<HttpReply> GetSync(HttpApiClient& client, const std::string& target) {
@@ -49,7 +53,7 @@ Result<std::unique_ptr<ApiServerProcess>> ApiServerProcess::Start(ApiServerProce
   std::unique_ptr<ApiServerProcess> p(new ApiServerProcess(std::move(options)));
   std::string tmpl = (std::filesystem::temp_directory_path() / "rcsim-apiserver-XXXXXX").string();
   if (mkdtemp(tmpl.data()) == nullptr) {
-    return Status(Code::kInternal, std::string("mkdtemp: ") + std::strerror(errno));
+    return Status(Code::kInternal, std::string("mkdtemp: ") + ErrnoText());
   }
   p->temp_dir_ = tmpl;
   p->log_path_ = tmpl + "/apiserver.log";
@@ -99,7 +103,7 @@ Status ApiServerProcess::Launch() {
   if (!options_.bearer_token.empty()) {
     const std::string token_path = temp_dir_ + "/token";
     std::ofstream(token_path) << options_.bearer_token << "\n";
-    args.push_back("--token-file");
+    args.emplace_back("--token-file");
     args.push_back(token_path);
   }
   if (!options_.certs_dir.empty()) {
@@ -111,16 +115,17 @@ Status ApiServerProcess::Launch() {
   }
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
   int log_fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0) return Status(Code::kInternal, "open " + log_path_ + ": " + std::strerror(errno));
+  if (log_fd < 0) return Status(Code::kInternal, "open " + log_path_ + ": " + ErrnoText());
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     close(log_fd);
-    return Status(Code::kInternal, std::string("fork: ") + std::strerror(errno));
+    return Status(Code::kInternal, std::string("fork: ") + ErrnoText());
   }
   if (pid == 0) {
     // Child: only async-signal-safe calls until execv.

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -48,6 +49,9 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
+
+// errno's message (std::strerror is not thread-safe).
+std::string ErrnoText() { return std::error_code(errno, std::generic_category()).message(); }
 
 // One HTTP/1.0 GET of `path` against 127.0.0.1:port (1 s timeouts); the whole response, or "".
 std::string HttpGet(int port, const char* path) {
@@ -82,7 +86,7 @@ char ProcessState(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t paren = stat.rfind(')');  // the command name may hold spaces and parentheses
-  return paren == std::string::npos || paren + 2 >= stat.size() ? 0 : stat[paren + 2];
+  return paren == std::string::npos || paren + 2 >= stat.size() ? '\0' : stat[paren + 2];
 }
 
 }  // namespace
@@ -99,7 +103,7 @@ Result<std::unique_ptr<EtcdProcess>> EtcdProcess::Prepare(const EtcdProcessOptio
   std::unique_ptr<EtcdProcess> p(new EtcdProcess(options));
   std::string tmpl = (std::filesystem::temp_directory_path() / "rcsim-etcd-XXXXXX").string();
   if (mkdtemp(tmpl.data()) == nullptr) {
-    return Status(Code::kInternal, std::string("mkdtemp: ") + std::strerror(errno));
+    return Status(Code::kInternal, std::string("mkdtemp: ") + ErrnoText());
   }
   p->temp_dir_ = tmpl;
   p->data_dir_ = tmpl + "/data";
@@ -119,7 +123,7 @@ bool LostPortRace(const Status& s) { return s.message().find("address already in
 
 }  // namespace
 
-Result<std::unique_ptr<EtcdProcess>> EtcdProcess::Start(EtcdProcessOptions options) {
+Result<std::unique_ptr<EtcdProcess>> EtcdProcess::Start(const EtcdProcessOptions& options) {
   for (int attempt = 1;; ++attempt) {
     std::vector<int> ports = options.pick_ports(2);
     if (ports.empty()) return Status(Code::kInternal, "no free loopback port");
@@ -132,8 +136,8 @@ Result<std::unique_ptr<EtcdProcess>> EtcdProcess::Start(EtcdProcessOptions optio
   }
 }
 
-Result<std::vector<std::unique_ptr<EtcdProcess>>> EtcdProcess::StartCluster(int members,
-                                                                            EtcdProcessOptions options) {
+Result<std::vector<std::unique_ptr<EtcdProcess>>> EtcdProcess::StartCluster(
+    int members, const EtcdProcessOptions& options) {
   for (int attempt = 1;; ++attempt) {
     Result<std::vector<std::unique_ptr<EtcdProcess>>> cluster = TryStartCluster(members, options);
     if (cluster.ok() || attempt == kPortAttempts || !LostPortRace(cluster.status())) return cluster;
@@ -145,12 +149,12 @@ Result<std::vector<std::unique_ptr<EtcdProcess>>> EtcdProcess::TryStartCluster(
   std::vector<int> ports = options.pick_ports(2 * members);
   if (ports.empty()) return Status(Code::kInternal, "no free loopback port");
   std::string initial_cluster;
-  for (int i = 0; i < members; ++i) {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(members); ++i) {
     if (i > 0) initial_cluster += ",";
     initial_cluster += "m" + std::to_string(i) + "=http://127.0.0.1:" + std::to_string(ports[2 * i + 1]);
   }
   std::vector<std::unique_ptr<EtcdProcess>> out;
-  for (int i = 0; i < members; ++i) {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(members); ++i) {
     Result<std::unique_ptr<EtcdProcess>> p = Prepare(options, ports[2 * i], ports[2 * i + 1]);
     if (!p.ok()) return p.status();
     (*p)->name_ = "m" + std::to_string(i);
@@ -225,16 +229,17 @@ Status EtcdProcess::Launch() {
   };
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
   int log_fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0) return Status(Code::kInternal, "open " + log_path_ + ": " + std::strerror(errno));
+  if (log_fd < 0) return Status(Code::kInternal, "open " + log_path_ + ": " + ErrnoText());
   const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     close(log_fd);
-    return Status(Code::kInternal, std::string("fork: ") + std::strerror(errno));
+    return Status(Code::kInternal, std::string("fork: ") + ErrnoText());
   }
   if (pid == 0) {
     // Child: only async-signal-safe calls until execv.

@@ -50,11 +50,11 @@ class EtcdProcess {
  public:
   // Starts a fresh etcd; fails with kUnavailable (and the tail of etcd's log) if it does not become
   // healthy in time.
-  static Result<std::unique_ptr<EtcdProcess>> Start(EtcdProcessOptions options = {});
+  static Result<std::unique_ptr<EtcdProcess>> Start(const EtcdProcessOptions& options = {});
   // Starts `members` members (named m0, m1, ...) of one new cluster and waits until every one is
   // healthy (which needs an elected leader).
-  static Result<std::vector<std::unique_ptr<EtcdProcess>>> StartCluster(int members,
-                                                                        EtcdProcessOptions options = {});
+  static Result<std::vector<std::unique_ptr<EtcdProcess>>> StartCluster(
+      int members, const EtcdProcessOptions& options = {});
   // "http://127.0.0.1:a,http://127.0.0.1:b,..." of the members: the --etcd_servers value.
   static std::string Endpoints(const std::vector<std::unique_ptr<EtcdProcess>>& members);
 
