@@ -1,6 +1,7 @@
 #include "engine/store.h"
 
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 #include "engine/codec.h"
 
@@ -11,7 +12,26 @@ struct Value::Rep {
   mutable std::string bytes;
   PodPtr pod;
   ControllerPtr controller;
+  // Stampable values: the same object as pod/controller, writable until StampRevision() stamps it.
+  std::shared_ptr<Pod> unstamped_pod;
+  std::shared_ptr<ReplicationController> unstamped_controller;
+  bool stamped = false;
 };
+
+namespace {
+
+// Stored bytes never hold a resourceVersion (etcd's mod_revision is the version, as in Kubernetes).
+template <typename T>
+std::string StorageBytes(const T& obj, nlohmann::json (*to_json)(const T&)) {
+  if (obj.metadata.resource_version.empty()) {
+    return to_json(obj).dump();
+  }
+  nlohmann::json j = to_json(obj);
+  j["metadata"].erase("resourceVersion");
+  return j.dump();
+}
+
+}  // namespace
 
 Value::Value() {
   // One shared empty representation: default-constructed values allocate nothing.
@@ -30,13 +50,38 @@ Value::Value(ControllerPtr controller) : rep_(std::make_shared<Rep>()) {
   rep_->controller = std::move(controller);
 }
 
+Value Value::Stampable(std::shared_ptr<Pod> pod) {
+  Value v{PodPtr(pod)};
+  v.rep_->unstamped_pod = std::move(pod);
+  return v;
+}
+
+Value Value::Stampable(std::shared_ptr<ReplicationController> controller) {
+  Value v{ControllerPtr(controller)};
+  v.rep_->unstamped_controller = std::move(controller);
+  return v;
+}
+
+void Value::StampRevision(int64_t revision) const {
+  Rep& r = *rep_;
+  if (r.stamped || (r.unstamped_pod == nullptr && r.unstamped_controller == nullptr)) return;
+  r.stamped = true;
+  if (r.unstamped_pod != nullptr) r.unstamped_pod->metadata.resource_version = std::to_string(revision);
+  if (r.unstamped_controller != nullptr) {
+    r.unstamped_controller->metadata.resource_version = std::to_string(revision);
+  }
+  r.unstamped_pod.reset();
+  r.unstamped_controller.reset();
+}
+
 const std::string& Value::bytes() const {
   const Rep& r = *rep_;
   std::call_once(r.once, [&r] {
     if (r.pod) {
-      r.bytes = EncodePod(*r.pod);
+      r.bytes = r.stamped ? StorageBytes<Pod>(*r.pod, PodToJson) : EncodePod(*r.pod);
     } else if (r.controller) {
-      r.bytes = EncodeController(*r.controller);
+      r.bytes = r.stamped ? StorageBytes<ReplicationController>(*r.controller, ControllerToJson)
+                          : EncodeController(*r.controller);
     }
   });
   return r.bytes;

@@ -51,6 +51,18 @@ class Value {
   explicit Value(PodPtr pod);
   explicit Value(ControllerPtr controller);
 
+  // A typed value that a store keeping typed values (the in-memory etcd) stamps with the revision it
+  // commits it at, as its metadata.resourceVersion, under the store's lock and so before any reader
+  // can see it. Readers then get the object already carrying its version, with no copy (the registry
+  // would otherwise copy every object it serves to set it). Only for a fresh object that no one else
+  // reads. Stamped only once: a value written twice keeps its first revision. bytes() never include
+  // the stamp (stored bytes hold no resourceVersion).
+  static Value Stampable(std::shared_ptr<Pod> pod);
+  static Value Stampable(std::shared_ptr<ReplicationController> controller);
+  // Stamps a Stampable value (see above); a no-op for any other value and after the first call.
+  // Stores call it while holding the lock that publishes the value.
+  void StampRevision(int64_t revision) const;
+
   const std::string& bytes() const;
   // The typed object this value was built from, or null when it was built from bytes.
   const PodPtr& pod() const;
@@ -141,9 +153,24 @@ struct TxnOp {
   PutRequest put;
   DeleteRequest del;
 
-  static TxnOp Get(RangeRequest r) { TxnOp op; op.type = Type::kRange; op.range = std::move(r); return op; }
-  static TxnOp Put(PutRequest p) { TxnOp op; op.type = Type::kPut; op.put = std::move(p); return op; }
-  static TxnOp Delete(DeleteRequest d) { TxnOp op; op.type = Type::kDelete; op.del = std::move(d); return op; }
+  static TxnOp Get(RangeRequest r) {
+    TxnOp op;
+    op.type = Type::kRange;
+    op.range = std::move(r);
+    return op;
+  }
+  static TxnOp Put(PutRequest p) {
+    TxnOp op;
+    op.type = Type::kPut;
+    op.put = std::move(p);
+    return op;
+  }
+  static TxnOp Delete(DeleteRequest d) {
+    TxnOp op;
+    op.type = Type::kDelete;
+    op.del = std::move(d);
+    return op;
+  }
 };
 struct TxnOpResponse {
   TxnOp::Type type = TxnOp::Type::kRange;
@@ -165,12 +192,12 @@ struct TxnResponse {
 struct WatchEvent {
   enum class Type { kPut, kDelete };
   Type type = Type::kPut;
-  KeyValue kv;                     // for kDelete: key and mod_revision only
+  KeyValue kv;                      // for kDelete: key and mod_revision only
   std::optional<KeyValue> prev_kv;  // when WatchRequest::prev_kv
 };
 struct WatchRequest {
   std::string key;
-  std::string range_end;      // empty: only `key`
+  std::string range_end;       // empty: only `key`
   int64_t start_revision = 0;  // 0: current revision + 1
   bool prev_kv = false;
 };

@@ -514,6 +514,7 @@ class MemStore::Core : public std::enable_shared_from_this<MemStore::Core> {
     const Entry* cur = inserted ? nullptr : rec.Live();
     Entry e;
     e.value = req.value;
+    e.value.StampRevision(new_rev);  // a registry's fresh object carries its version from here on
     e.mod_revision = new_rev;
     e.lease = req.lease;
     WatchEvent& ev = events->emplace_back();

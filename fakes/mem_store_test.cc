@@ -43,6 +43,31 @@ class MemStoreTest : public ::testing::Test {
   MemStore store_;
 };
 
+// Value::Stampable: the store writes the commit revision into the object as it stores it, once; other
+// typed values are stored as they are; bytes never carry the stamp.
+TEST_F(MemStoreTest, StampableValuesCarryTheRevisionTheyWereFirstStoredAt) {
+  auto pod = std::make_shared<Pod>();
+  pod->metadata.name = "p";
+  PutRequest req;
+  req.key = "/registry/pods/ns/p";
+  req.value = Value::Stampable(pod);
+  auto first = store_.Put(req);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(pod->metadata.resource_version, std::to_string(first->revision));
+  EXPECT_EQ(req.value.bytes().find("resourceVersion"), std::string::npos) << req.value.bytes();
+  auto again = store_.Put(req);  // the same value written again (a replayed request) keeps its stamp
+  ASSERT_TRUE(again.ok());
+  EXPECT_GT(again->revision, first->revision);
+  EXPECT_EQ(pod->metadata.resource_version, std::to_string(first->revision));
+
+  auto plain = std::make_shared<Pod>();
+  plain->metadata.name = "q";
+  req.key = "/registry/pods/ns/q";
+  req.value = Value(PodPtr(plain));
+  ASSERT_TRUE(store_.Put(req).ok());
+  EXPECT_EQ(plain->metadata.resource_version, "");
+}
+
 TEST_F(MemStoreTest, WatchCallbacksAreNeverInline) {
   std::vector<WatchResponse> got;
   auto w = WatchRange("a", "", 0, &got);

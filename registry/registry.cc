@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string>
+#include <type_traits>
 #include <utility>
 
 #include "engine/codec.h"
@@ -255,11 +257,33 @@ Result<std::pair<int64_t, std::string>> DecodeContinue(std::string_view token) {
   return std::make_pair(*rev, std::move(suffix));
 }
 
+// True when `meta` already carries `revision` as its resourceVersion (no allocation: it fits SSO).
+bool StampedAt(const ObjectMeta& meta, int64_t revision) {
+  return !meta.resource_version.empty() && meta.resource_version == std::to_string(revision);
+}
+
+// Equal but for the resourceVersion: an update that changed nothing else writes nothing. (A stored
+// object carries its version; `obj` had it cleared.)
+template <typename T>
+bool SameButVersion(T& obj, const T& stored) {
+  if (obj.metadata.resource_version == stored.metadata.resource_version) return obj == stored;
+  std::string own = std::move(obj.metadata.resource_version);
+  obj.metadata.resource_version = stored.metadata.resource_version;
+  const bool same = obj == stored;
+  obj.metadata.resource_version = std::move(own);
+  return same;
+}
+
+// `obj` is the registry's own fresh object: a store that keeps typed values stamps its revision on it.
 template <typename T>
 PutRequest PutOf(const std::string& key, const std::shared_ptr<T>& obj) {
   PutRequest put;
   put.key = key;
-  put.value = Traits<T>::ValueOf(std::shared_ptr<const T>(obj));
+  if constexpr (std::is_same_v<T, Pod> || std::is_same_v<T, ReplicationController>) {
+    put.value = Value::Stampable(obj);
+  } else {
+    put.value = Traits<T>::ValueOf(std::shared_ptr<const T>(obj));
+  }
   return put;
 }
 
@@ -583,6 +607,8 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::Stored(const Valu
 template <typename T>
 typename ResourceRegistry<T>::Ptr ResourceRegistry<T>::WithRevision(const std::string& key, const Ptr& stored,
                                                                     int64_t revision, bool cache) {
+  // The in-memory etcd stamped the object it stored (Value::Stampable): it is served as it is.
+  if (StampedAt(stored->metadata, revision)) return stored;
   if (cache) {
     MutexLock lock(cache_mu_);
     const CacheSlot& slot = cache_[SlotIndex(key, revision)];
@@ -787,7 +813,7 @@ Result<typename ResourceRegistry<T>::Ptr> ResourceRegistry<T>::TryUpdate(
   std::shared_ptr<T> obj = std::move(*next);
   if (Status s = KeepImmutableMeta(obj->metadata, stored->metadata, Traits<T>::kKind); !s.ok()) return s;
   if (Status s = Traits<T>::PrepareForUpdate(*obj, *stored); !s.ok()) return s;
-  if (*obj == *stored) return WithRevision(key, stored, revision, true);
+  if (SameButVersion(*obj, *stored)) return WithRevision(key, stored, revision, true);
   // Not cached: the cache holds what the key held at `revision`, which a dry run did not change.
   if (dry_run) return WithRevision(key, obj, revision, /*cache=*/false);
   // The update removed the last finalizer of an object whose deletion is due: it goes now.

@@ -68,7 +68,7 @@ class RegistryTest : public ::testing::Test {
   Registry registry_;
 };
 
-TEST_F(RegistryTest, CreateStoresTypedObjectWithoutResourceVersion) {
+TEST_F(RegistryTest, CreateStoresTypedObjectStampedWithItsRevision) {
   auto created = registry_.pods().Create("ns", MakePod("p"));
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   const Pod& p = **created;
@@ -81,7 +81,8 @@ TEST_F(RegistryTest, CreateStoresTypedObjectWithoutResourceVersion) {
   auto kv = store_.Get(PodKey("ns", "p"));
   ASSERT_TRUE(kv.ok() && kv->has_value());
   ASSERT_NE((*kv)->value.pod(), nullptr) << "the simulated path stores typed values";
-  EXPECT_TRUE((*kv)->value.pod()->metadata.resource_version.empty());
+  EXPECT_EQ((*kv)->value.pod()->metadata.resource_version, std::to_string((*kv)->mod_revision));
+  EXPECT_EQ((*kv)->value.bytes().find("resourceVersion"), std::string::npos) << "bytes hold no version";
   EXPECT_EQ((*kv)->value.pod()->metadata.uid, p.metadata.uid);
 }
 
@@ -173,6 +174,54 @@ TEST_F(RegistryTest, BytesStoredNodesAreSharedNotDecodedPerReaderAndWatcher) {
   EXPECT_EQ(seen1[0].get(), beat->get());
   EXPECT_EQ(seen2[0].get(), beat->get());
   EXPECT_EQ(seen1[0]->status.conditions[0].last_heartbeat_time, SimLoop::Epoch() + std::chrono::seconds(10));
+}
+
+// The in-memory etcd stamps the registry's fresh object with its revision as it stores it: the object
+// written, read, listed and watched is that one object, carrying its resourceVersion, with no copy
+// per reader; the stored bytes still hold no resourceVersion; an unchanged update writes nothing.
+TEST_F(RegistryTest, TypedObjectsAreStoredStampedAndServedWithoutACopy) {
+  std::vector<Recorded> seen;
+  auto w = WatchPods("ns", {}, std::to_string(store_.revision()), &seen);
+  auto created = registry_.pods().Create("ns", MakePod("p"));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  auto kv = store_.Get(PodKey("ns", "p"));
+  ASSERT_TRUE(kv.ok() && kv->has_value());
+  EXPECT_EQ((*created)->metadata.resource_version, std::to_string((*kv)->mod_revision));
+  EXPECT_EQ((*kv)->value.pod().get(), created->get()) << "the store holds the object it returned";
+  EXPECT_EQ(DecodePod((*kv)->value.bytes())->metadata.resource_version, "") << "stored bytes hold no version";
+  auto got = registry_.pods().Get("ns", "p");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->get(), created->get());
+  auto list = registry_.pods().List("ns", {});
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->items.size(), 1u);
+  EXPECT_EQ(list->items[0].get(), created->get());
+  loop_.RunUntilIdle();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].object.get(), created->get());
+
+  // Unchanged: no write, the stored version answers. Changed: a new object at the next revision.
+  const int64_t before = store_.revision();
+  auto same = registry_.pods().Update(**created);
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_EQ(store_.revision(), before);
+  EXPECT_EQ(same->get(), created->get());
+  Pod relabeled = **created;
+  relabeled.metadata.labels["tier"] = "front";
+  auto updated = registry_.pods().Update(relabeled);
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  EXPECT_EQ((*updated)->metadata.resource_version, std::to_string(before + 1));
+  EXPECT_EQ((*created)->metadata.resource_version, std::to_string(before)) << "the old version is untouched";
+
+  // A delete's watch event carries the deleting revision: that one is a stamped copy.
+  DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(registry_.pods().Delete("ns", "p", now).ok());
+  loop_.RunUntilIdle();
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back().type, ApiWatchEvent<Pod>::Type::kDeleted);
+  EXPECT_EQ(seen.back().object->metadata.resource_version, std::to_string(store_.revision()));
+  EXPECT_EQ((*updated)->metadata.resource_version, std::to_string(before + 1));
 }
 
 TEST_F(RegistryTest, UpdateKeepsImmutableFieldsAndStatus) {
