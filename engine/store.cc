@@ -20,12 +20,10 @@ struct Value::Rep {
 
 namespace {
 
-// Stored bytes never hold a resourceVersion (etcd's mod_revision is the version, as in Kubernetes).
+// A stamped object's bytes, without the stamp: stored bytes never hold a resourceVersion (etcd's
+// mod_revision is the version, as in Kubernetes).
 template <typename T>
-std::string StorageBytes(const T& obj, nlohmann::json (*to_json)(const T&)) {
-  if (obj.metadata.resource_version.empty()) {
-    return to_json(obj).dump();
-  }
+std::string UnstampedBytes(const T& obj, nlohmann::json (*to_json)(const T&)) {
   nlohmann::json j = to_json(obj);
   j["metadata"].erase("resourceVersion");
   return j.dump();
@@ -78,9 +76,9 @@ const std::string& Value::bytes() const {
   const Rep& r = *rep_;
   std::call_once(r.once, [&r] {
     if (r.pod) {
-      r.bytes = r.stamped ? StorageBytes<Pod>(*r.pod, PodToJson) : EncodePod(*r.pod);
+      r.bytes = r.stamped ? UnstampedBytes<Pod>(*r.pod, PodToJson) : EncodePod(*r.pod);
     } else if (r.controller) {
-      r.bytes = r.stamped ? StorageBytes<ReplicationController>(*r.controller, ControllerToJson)
+      r.bytes = r.stamped ? UnstampedBytes<ReplicationController>(*r.controller, ControllerToJson)
                           : EncodeController(*r.controller);
     }
   });

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 #include "engine/codec.h"
@@ -43,7 +42,8 @@ struct Traits<Pod> {
   static constexpr const char* kDefaultPropagation = kPropagationBackground;
   static std::string Prefix(std::string_view ns) { return PodPrefix(ns); }
   static const PodPtr& Typed(const Value& v) { return v.pod(); }
-  static Value ValueOf(PodPtr pod) { return Value(std::move(pod)); }
+  // The registry's fresh object: the in-memory etcd stamps its revision on it (Value::Stampable).
+  static Value ValueOf(std::shared_ptr<Pod> pod) { return Value::Stampable(std::move(pod)); }
   // The fieldSelector fields pods support; nullopt for any other.
   static std::optional<std::string> Field(const Pod& p, std::string_view f) {
     if (f == "metadata.name") return p.metadata.name;
@@ -86,7 +86,7 @@ struct Traits<ReplicationController> {
   static constexpr const char* kDefaultPropagation = kPropagationOrphan;
   static std::string Prefix(std::string_view ns) { return ControllerPrefix(ns); }
   static const ControllerPtr& Typed(const Value& v) { return v.controller(); }
-  static Value ValueOf(ControllerPtr rc) { return Value(std::move(rc)); }
+  static Value ValueOf(std::shared_ptr<ReplicationController> rc) { return Value::Stampable(std::move(rc)); }
   static std::optional<std::string> Field(const ReplicationController& rc, std::string_view f) {
     if (f == "metadata.name") return rc.metadata.name;
     if (f == "metadata.namespace") return rc.metadata.namespace_;
@@ -279,11 +279,7 @@ template <typename T>
 PutRequest PutOf(const std::string& key, const std::shared_ptr<T>& obj) {
   PutRequest put;
   put.key = key;
-  if constexpr (std::is_same_v<T, Pod> || std::is_same_v<T, ReplicationController>) {
-    put.value = Value::Stampable(obj);
-  } else {
-    put.value = Traits<T>::ValueOf(std::shared_ptr<const T>(obj));
-  }
+  put.value = Traits<T>::ValueOf(obj);
   return put;
 }
 

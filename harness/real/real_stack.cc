@@ -354,15 +354,9 @@ Status RealStack::StartEtcdCluster() {
     Status st;
     for (int m = 0; m < members && st.ok(); ++m) st = SpawnEtcd(m);
     for (int m = 0; m < members && st.ok(); ++m) st = WaitEtcd(m, /*starting_cluster=*/true);
-    if (st.ok()) return st;
-    bool lost_port = false;
-    for (int m = 0; m < members; ++m) {
-      std::ifstream in(etcd_[m]->log_path());
-      std::stringstream log;
-      log << in.rdbuf();
-      lost_port = lost_port || log.str().find("address already in use") != std::string::npos;
-    }
-    if (!lost_port || attempt == 5) return st;
+    // With starting_cluster, a member that exited fails the wait with its log's tail: etcd's last line.
+    if (st.ok() || attempt == 5 || st.message().find("address already in use") == std::string::npos)
+      return st;
     for (int m = 0; m < members; ++m) {  // the next attempt's members start from empty data dirs
       std::error_code ec;
       std::filesystem::remove_all(temp_dir_ + "/" + EtcdName(m), ec);
@@ -410,7 +404,9 @@ Status RealStack::WaitEtcd(int member, bool starting_cluster) {
   const auto deadline = SteadyClock::now() + options_.start_timeout;
   while (true) {
     // A new cluster's member is healthy only with a quorum: when starting one, any member's exit fails.
-    for (int m = starting_cluster ? 0 : member; m < (starting_cluster ? etcd_members() : member + 1); ++m) {
+    const int first = starting_cluster ? 0 : member;
+    const int last = starting_cluster ? etcd_members() - 1 : member;
+    for (int m = first; m <= last; ++m) {
       if (!etcd_[m]->Running()) {
         return Status(Code::kUnavailable,
                       EtcdName(m) + " exited during start-up; log tail:\n" + etcd_[m]->LogTail());

@@ -132,6 +132,16 @@ class TakenPort {
   int port_ = 0;
 };
 
+// A port picker whose pick number `when` (1-based; 0: every pick) has `taken` at `index`, as if another
+// process took that port before etcd bound it. Counts the picks in *picks.
+std::function<std::vector<int>(int)> PickerTaking(int when, std::size_t index, int taken, int* picks) {
+  return [=](int n) {
+    std::vector<int> ports = PickFreePorts(n);
+    if ((++*picks == when || when == 0) && index < ports.size()) ports[index] = taken;
+    return ports;
+  };
+}
+
 // CI failed at random with "cannot listen on 127.0.0.1:P: Address already in use": a port picked free
 // was taken before the server bound it. The first pick here is a port in use; Start tries new ones.
 TEST(EtcdProcessTest, PortRaceLostAtStartTriesNewPorts) {
@@ -139,11 +149,7 @@ TEST(EtcdProcessTest, PortRaceLostAtStartTriesNewPorts) {
   ASSERT_GT(taken.port(), 0);
   int picks = 0;
   EtcdProcessOptions o;
-  o.pick_ports = [&](int n) {
-    std::vector<int> ports = PickFreePorts(n);
-    if (++picks == 1 && !ports.empty()) ports[0] = taken.port();  // the client port
-    return ports;
-  };
+  o.pick_ports = PickerTaking(1, 0, taken.port(), &picks);  // the client port
   auto etcd = EtcdProcess::Start(o);
   ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
   EXPECT_EQ(picks, 2);
@@ -156,11 +162,7 @@ TEST(EtcdProcessTest, PortRaceLostAtClusterStartTriesNewPortsWithoutWaitingForQu
   ASSERT_GT(taken.port(), 0);
   int picks = 0;
   EtcdProcessOptions o;
-  o.pick_ports = [&](int n) {
-    std::vector<int> ports = PickFreePorts(n);
-    if (++picks == 1 && ports.size() == 6) ports[4] = taken.port();  // m2's client port
-    return ports;
-  };
+  o.pick_ports = PickerTaking(1, 4, taken.port(), &picks);  // m2's client port
   auto members = EtcdProcess::StartCluster(3, o);
   ASSERT_TRUE(members.ok()) << members.status().ToString();
   EXPECT_EQ(picks, 2);
@@ -175,12 +177,7 @@ TEST(EtcdProcessTest, PortInUseOnEveryAttemptFailsWithEtcdsReason) {
   ASSERT_GT(taken.port(), 0);
   int picks = 0;
   EtcdProcessOptions o;
-  o.pick_ports = [&](int n) {
-    ++picks;
-    std::vector<int> ports = PickFreePorts(n);
-    if (!ports.empty()) ports[0] = taken.port();
-    return ports;
-  };
+  o.pick_ports = PickerTaking(0, 0, taken.port(), &picks);
   auto etcd = EtcdProcess::Start(o);
   ASSERT_FALSE(etcd.ok());
   EXPECT_EQ(picks, 5);
