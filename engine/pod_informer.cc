@@ -54,17 +54,17 @@ void PodInformer::Stop() {
 
 PodPtr PodInformer::Get(const std::string& key) const {
   auto it = pods_.find(key);
-  return it == pods_.end() ? nullptr : it->second;
+  return it == pods_.end() ? nullptr : it->second.pod;
 }
 
 const PodInformer::PodMap* PodInformer::OwnedBy(const std::string& uid) const {
   auto it = by_owner_.find(uid);
-  return it == by_owner_.end() ? nullptr : &it->second;
+  return it == by_owner_.end() ? nullptr : &it->second.pods;
 }
 
 const PodInformer::PodMap* PodInformer::OrphansIn(const std::string& ns) const {
   auto it = orphans_.find(ns);
-  return it == orphans_.end() ? nullptr : &it->second;
+  return it == orphans_.end() ? nullptr : &it->second.pods;
 }
 
 void PodInformer::List() {
@@ -105,9 +105,9 @@ void PodInformer::OnList(Result<ObjectList<Pod>> result) {
     Upsert(pod);
   }
   std::vector<std::string> gone;
-  for (const auto& [key, pod] : pods_) {
+  for (const auto& [key, cached] : pods_) {
     if (listed.count(key) != 0) continue;
-    std::optional<int64_t> rv = ResourceVersionNumber(pod->metadata.resource_version);
+    std::optional<int64_t> rv = ResourceVersionNumber(cached.pod->metadata.resource_version);
     // A pod changed after the list was served is newer than the list: keep it.
     if (rv && list_rv && *rv > *list_rv) continue;
     gone.push_back(key);
@@ -177,40 +177,38 @@ void PodInformer::ScheduleRelist(bool failure) {
 }
 
 void PodInformer::Upsert(const PodPtr& pod) {
-  std::string key = KeyOf(pod->metadata);
-  auto [it, inserted] = pods_.try_emplace(key, pod);
+  auto [it, inserted] = pods_.try_emplace(KeyOf(pod->metadata));
+  Cached& cached = it->second;
   if (inserted) {
-    Index(pod);
+    cached.pod = pod;
+    Index(it->first, cached);
     if (handlers_.on_add) handlers_.on_add(pod);
     return;
   }
-  PodPtr old = it->second;
+  PodPtr old = cached.pod;
   if (old == pod) return;
   std::optional<int64_t> old_rv = ResourceVersionNumber(old->metadata.resource_version);
   std::optional<int64_t> new_rv = ResourceVersionNumber(pod->metadata.resource_version);
   if (old_rv && new_rv && *new_rv < *old_rv) return;  // stale
-  it->second = pod;
-  if (!Reindex(key, old, pod)) {
-    Unindex(old);
-    Index(pod);
+  cached.pod = pod;
+  if (!Reindex(cached, old)) {
+    Unindex(Cached{old, cached.bucket, cached.slot});
+    Index(it->first, cached);
   }
   if (handlers_.on_update) handlers_.on_update(old, pod);
 }
 
-bool PodInformer::Reindex(const std::string& key, const PodPtr& old, const PodPtr& pod) {
-  // Most updates (binding, status) keep the controller ref: the pod stays in its owner's bucket, in
-  // place, and only the tally moves (what Unindex then Index would do, without the erase and insert).
+bool PodInformer::Reindex(Cached& cached, const PodPtr& old) {
+  // Most updates (binding, status) keep the controller ref: the pod stays in its bucket, in place, and
+  // only the tally moves (what Unindex then Index would do, without the erase and insert).
   const OwnerReference* old_ref = old->metadata.ControllerRef();
-  const OwnerReference* ref = pod->metadata.ControllerRef();
-  if (old_ref == nullptr || ref == nullptr || old_ref->uid != ref->uid) return false;
-  auto bucket = by_owner_.find(ref->uid);
-  if (bucket == by_owner_.end()) return false;
-  auto entry = bucket->second.find(key);
-  if (entry == bucket->second.end()) return false;
-  entry->second = pod;
-  if (auto t = tallies_.find(ref->uid); t != tallies_.end()) {
-    Count(*old, t->second.spec, -1, t->second.tally);
-    Count(*pod, t->second.spec, +1, t->second.tally);
+  const OwnerReference* ref = cached.pod->metadata.ControllerRef();
+  if ((old_ref == nullptr) != (ref == nullptr)) return false;
+  if (ref != nullptr && old_ref->uid != ref->uid) return false;
+  cached.slot->second = cached.pod;
+  if (std::optional<Tracked>& t = cached.bucket->tracked) {
+    Count(*old, t->spec, -1, t->tally);
+    Count(*cached.pod, t->spec, +1, t->tally);
   }
   return true;
 }
@@ -218,10 +216,10 @@ bool PodInformer::Reindex(const std::string& key, const PodPtr& old, const PodPt
 void PodInformer::Remove(const std::string& key) {
   auto it = pods_.find(key);
   if (it == pods_.end()) return;
-  PodPtr old = std::move(it->second);
+  const Cached cached = std::move(it->second);
   pods_.erase(it);
-  Unindex(old);
-  if (handlers_.on_delete) handlers_.on_delete(old);
+  Unindex(cached);
+  if (handlers_.on_delete) handlers_.on_delete(cached.pod);
 }
 
 void PodInformer::Count(const Pod& pod, const ClaimSpec& spec, int64_t sign, Tally& tally) {
@@ -241,40 +239,32 @@ void PodInformer::Count(const Pod& pod, const ClaimSpec& spec, int64_t sign, Tal
 PodInformer::Tally PodInformer::TallyOf(const std::string& uid, const ClaimSpec& spec) {
   auto owned = by_owner_.find(uid);
   if (owned == by_owner_.end()) return Tally{};
-  auto it = tallies_.find(uid);
-  if (it != tallies_.end() && it->second.spec == spec) return it->second.tally;
-  Tracked tracked{spec, Tally{}};
-  for (const auto& [key, pod] : owned->second) Count(*pod, spec, +1, tracked.tally);
-  const Tally tally = tracked.tally;
-  tallies_.insert_or_assign(uid, std::move(tracked));
-  return tally;
+  std::optional<Tracked>& tracked = owned->second.tracked;
+  if (tracked && tracked->spec == spec) return tracked->tally;
+  tracked = Tracked{spec, Tally{}};
+  for (const auto& [key, pod] : owned->second.pods) Count(*pod, spec, +1, tracked->tally);
+  return tracked->tally;
 }
 
-void PodInformer::Index(const PodPtr& pod) {
-  const OwnerReference* ref = pod->metadata.ControllerRef();
-  if (ref != nullptr) {
-    by_owner_[ref->uid].emplace(KeyOf(pod->metadata), pod);
-    if (auto t = tallies_.find(ref->uid); t != tallies_.end()) {
-      Count(*pod, t->second.spec, +1, t->second.tally);
-    }
+void PodInformer::Index(const std::string& key, Cached& cached) {
+  const OwnerReference* ref = cached.pod->metadata.ControllerRef();
+  Bucket& bucket = ref != nullptr ? by_owner_[ref->uid] : orphans_[cached.pod->metadata.namespace_];
+  cached.bucket = &bucket;
+  cached.slot = bucket.pods.emplace(key, cached.pod).first;
+  if (bucket.tracked) Count(*cached.pod, bucket.tracked->spec, +1, bucket.tracked->tally);
+}
+
+void PodInformer::Unindex(const Cached& cached) {
+  Bucket& bucket = *cached.bucket;
+  bucket.pods.erase(cached.slot);
+  if (bucket.tracked) Count(*cached.pod, bucket.tracked->spec, -1, bucket.tracked->tally);
+  if (!bucket.pods.empty()) return;
+  // The last pod of its bucket: the bucket (and an owner's Tally) goes.
+  if (const OwnerReference* ref = cached.pod->metadata.ControllerRef()) {
+    by_owner_.erase(ref->uid);
   } else {
-    orphans_[pod->metadata.namespace_].emplace(KeyOf(pod->metadata), pod);
+    orphans_.erase(cached.pod->metadata.namespace_);
   }
-}
-
-void PodInformer::Unindex(const PodPtr& pod) {
-  const OwnerReference* ref = pod->metadata.ControllerRef();
-  auto& index = ref != nullptr ? by_owner_ : orphans_;
-  const std::string& bucket = ref != nullptr ? ref->uid : pod->metadata.namespace_;
-  auto it = index.find(bucket);
-  if (it == index.end()) return;
-  if (it->second.erase(KeyOf(pod->metadata)) == 0) return;
-  if (ref != nullptr) {
-    auto t = tallies_.find(ref->uid);
-    if (t != tallies_.end()) Count(*pod, t->second.spec, -1, t->second.tally);
-    if (it->second.empty() && t != tallies_.end()) tallies_.erase(t);
-  }
-  if (it->second.empty()) index.erase(it);
 }
 
 }  // namespace rcsim

@@ -94,16 +94,30 @@ class PodInformer {
   void StartWatch(const std::string& resource_version);
   void OnWatchEvent(const ApiWatchEvent<Pod>& ev);
   void ScheduleRelist(bool failure);
-  void Upsert(const PodPtr& pod);
-  void Remove(const std::string& key);
-  void Index(const PodPtr& pod);
-  void Unindex(const PodPtr& pod);
-  // An update that keeps the controller ref, in place: false (nothing done) when it does not apply.
-  bool Reindex(const std::string& key, const PodPtr& old, const PodPtr& pod);
   struct Tracked {
     ClaimSpec spec;
     Tally tally;
   };
+  // The pods of one controller owner (by_owner_) or the orphans of one namespace (orphans_), and for an
+  // owner the Tally last asked for, kept up to date while it owns pods.
+  struct Bucket {
+    PodMap pods;
+    std::optional<Tracked> tracked;
+  };
+  // A cached pod and where Index put it, so that an update or a removal finds its bucket entry without
+  // a search. Elements of the hash maps and entries of a PodMap stay where they are until erased.
+  struct Cached {
+    PodPtr pod;
+    Bucket* bucket = nullptr;
+    PodMap::iterator slot;
+  };
+  void Upsert(const PodPtr& pod);
+  void Remove(const std::string& key);
+  void Index(const std::string& key, Cached& cached);
+  void Unindex(const Cached& cached);
+  // An update that keeps the pod in its bucket (same controller ref uid, or still an orphan), in place:
+  // false (nothing done) when it moves.
+  bool Reindex(Cached& cached, const PodPtr& old);
   static void Count(const Pod& pod, const ClaimSpec& spec, int64_t sign, Tally& tally);
 
   Options options_;
@@ -126,10 +140,9 @@ class PodInformer {
   std::unique_ptr<ApiWatch> watch_;
   TimerId relist_timer_ = 0;
 
-  std::unordered_map<std::string, PodPtr> pods_;
-  std::unordered_map<std::string, PodMap> by_owner_;  // controller ref uid -> pods
-  std::unordered_map<std::string, PodMap> orphans_;   // namespace -> pods without controller ref
-  std::unordered_map<std::string, Tracked> tallies_;  // owner uid -> counts; only while it owns pods
+  std::unordered_map<std::string, Cached> pods_;      // by key
+  std::unordered_map<std::string, Bucket> by_owner_;  // controller ref uid -> its pods
+  std::unordered_map<std::string, Bucket> orphans_;   // namespace -> pods without controller ref
 };
 
 // The numeric value of a resourceVersion, or nullopt if it is not a decimal number.
