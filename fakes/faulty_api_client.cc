@@ -113,9 +113,11 @@ class FaultyApiClient::Core : public std::enable_shared_from_this<Core> {
     return plan;
   }
 
-  // Runs fn after `delay` unless the Core is gone by then.
-  void After(Duration delay, std::function<void()> fn) {
-    executor_->Schedule(delay, [weak = weak_from_this(), epoch = epoch_, fn = std::move(fn)] {
+  // Runs fn after `delay` unless the Core is gone by then. A template, so that fn is held in the one
+  // closure the executor keeps rather than in a std::function of its own.
+  template <typename F>
+  void After(Duration delay, F fn) {
+    executor_->Schedule(delay, [weak = weak_from_this(), epoch = epoch_, fn = std::move(fn)]() mutable {
       auto self = weak.lock();
       if (self && self->epoch_ == epoch) fn();
     });
