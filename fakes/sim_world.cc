@@ -242,26 +242,31 @@ void SimWorld::ApplyPod(const std::string& key, const PodPtr& pod, int64_t revis
     auto owner = pods_by_owner_.find(OwnerKeyView(meta.namespace_, last_change_.owner_before));
     if (owner != pods_by_owner_.end()) {
       it->second = pod;
-      Contribute(owner->second, meta.namespace_, last_change_.owner_before, *old, -1);
-      Contribute(owner->second, meta.namespace_, last_change_.owner_after, *pod, +1);
+      const ReplicationController* rc = GroupController(meta.namespace_, last_change_.owner_before);
+      Contribute(owner->second, rc, *old, -1);
+      Contribute(owner->second, rc, *pod, +1);
       return;
     }
   }
   if (old) {
     auto owner = pods_by_owner_.find(OwnerKeyView(meta.namespace_, last_change_.owner_before));
     if (owner != pods_by_owner_.end()) {
-      Contribute(owner->second, meta.namespace_, last_change_.owner_before, *old, -1);
+      Contribute(owner->second, GroupController(meta.namespace_, last_change_.owner_before), *old, -1);
       owner->second.keys.erase(key);
       if (owner->second.keys.empty()) pods_by_owner_.erase(owner);
     }
   }
   if (pod) {
-    pods_[key] = pod;
+    if (it != pods_.end()) {
+      it->second = pod;
+    } else {
+      pods_.emplace(key, pod);
+    }
     OwnerGroup& group = pods_by_owner_[{meta.namespace_, last_change_.owner_after}];
     group.keys.insert(key);
-    Contribute(group, meta.namespace_, last_change_.owner_after, *pod, +1);
+    Contribute(group, GroupController(meta.namespace_, last_change_.owner_after), *pod, +1);
   } else {
-    pods_.erase(key);
+    pods_.erase(it);
   }
 }
 
@@ -287,15 +292,17 @@ void SimWorld::ApplyController(const std::string& key, const ControllerPtr& rc, 
   }
 }
 
-void SimWorld::Contribute(OwnerGroup& group, const std::string& ns, const std::string& owner, const Pod& pod,
-                          int sign) {
-  if (owner.empty() || !IsActive(pod)) return;
+const ReplicationController* SimWorld::GroupController(const std::string& ns, const std::string& owner) const {
+  if (owner.empty()) return nullptr;
   auto it = controllers_.find(ControllerKey(ns, owner));
-  if (it == controllers_.end()) return;
-  const ReplicationController& rc = *it->second;
+  return it == controllers_.end() ? nullptr : it->second.get();
+}
+
+void SimWorld::Contribute(OwnerGroup& group, const ReplicationController* rc, const Pod& pod, int sign) {
+  if (rc == nullptr || !IsActive(pod)) return;
   const OwnerReference* ref = pod.metadata.ControllerRef();
-  if (!ref || ref->uid != rc.metadata.uid) return;
-  const Labels& selector = EffectiveSelector(rc);
+  if (!ref || ref->uid != rc->metadata.uid) return;
+  const Labels& selector = EffectiveSelector(*rc);
   if (selector.empty() || !SelectorMapMatches(selector, pod.metadata.labels)) return;
   group.active += sign;
   if (pod.status.phase == phase::kRunning) group.running += sign;
@@ -307,7 +314,8 @@ void SimWorld::RecountGroup(const std::string& ns, const std::string& owner) {
   if (it == pods_by_owner_.end()) return;
   OwnerGroup& group = it->second;
   group.active = group.running = group.ready = 0;
-  for (const std::string& key : group.keys) Contribute(group, ns, owner, *pods_.at(key), +1);
+  const ReplicationController* rc = GroupController(ns, owner);
+  for (const std::string& key : group.keys) Contribute(group, rc, *pods_.at(key), +1);
 }
 
 void SimWorld::ScheduleCompaction() {

@@ -249,8 +249,10 @@ class SimWorld {
     using is_transparent = void;
     bool operator()(const OwnerKeyView& a, const OwnerKeyView& b) const { return a == b; }
   };
-  void Contribute(OwnerGroup& group, const std::string& ns, const std::string& owner, const Pod& pod,
-                  int sign);
+  // The controller named `owner` in `ns` (whose group counts are kept), or null: none, or orphans.
+  const ReplicationController* GroupController(const std::string& ns, const std::string& owner) const;
+  // Adds `sign` x the pod to its group's counts if the group's controller counts it (rc: GroupController).
+  void Contribute(OwnerGroup& group, const ReplicationController* rc, const Pod& pod, int sign);
   void RecountGroup(const std::string& ns, const std::string& owner);
   std::unordered_map<OwnerKey, OwnerGroup, OwnerKeyHash, OwnerKeyEqual> pods_by_owner_;
   int64_t observed_revision_ = 0;
