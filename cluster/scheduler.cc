@@ -91,8 +91,13 @@ void Scheduler::Land(const std::string& key) {
 }
 
 void Scheduler::OnPod(const PodPtr& old_pod, const PodPtr& pod) {
-  Account(old_pod, -1);
-  Account(pod, +1);
+  // Most updates (status) leave a bound pod where it was: its node's load is unchanged.
+  const bool same_place = old_pod && Occupies(*old_pod) && Occupies(*pod) &&
+                          old_pod->spec.node_name == pod->spec.node_name;
+  if (!same_place) {
+    Account(old_pod, -1);
+    Account(pod, +1);
+  }
   const std::string key = ObjectCache<Pod>::KeyOf(*pod);
   if (!pod->spec.node_name.empty() || !NeedsScheduling(*pod)) Land(key);
   if (NeedsScheduling(*pod)) {
