@@ -97,9 +97,7 @@ void NodePodIndex::Relist() {
     log_floor_ = revision_;
     for (const PodPtr& pod : r->items) {
       if (pod->spec.node_name.empty()) continue;
-      const std::string key = KeyOfPod(*pod);
-      by_node_[pod->spec.node_name][key] = pod;
-      node_of_[key] = pod->spec.node_name;
+      Place(KeyOfPod(*pod), pod);
     }
     synced_ = true;
     watch_ = api_->pods().Watch("", ListOptions{}, r->resource_version,
@@ -137,30 +135,41 @@ void NodePodIndex::Apply(const PodPtr& pod, bool deleted, int64_t revision) {
   auto known = node_of_.find(key);
   if (deleted) {
     if (known == node_of_.end()) return;
-    const std::string node = known->second;
-    auto& pods = by_node_[node];
-    pods.erase(key);
-    if (pods.empty()) by_node_.erase(node);
-    node_of_.erase(known);
+    const std::string node = Unplace(known);
     Emit(node, Type::kDeleted, pod, revision);
     return;
   }
   const std::string& node = pod->spec.node_name;
-  if (known != node_of_.end() && known->second != node) {
+  if (known != node_of_.end() && known->second.node != node) {
     // Bindings are one-way; a pod seen on another node (or unbound again) left the old one.
-    const std::string old = known->second;
-    PodPtr last = by_node_[old][key];
-    by_node_[old].erase(key);
-    if (by_node_[old].empty()) by_node_.erase(old);
-    node_of_.erase(known);
+    const PodPtr last = *known->second.slot;
+    const std::string old = Unplace(known);
     Emit(old, Type::kDeleted, last, revision);
     known = node_of_.end();
   }
   if (node.empty()) return;
   const bool added = known == node_of_.end();
-  by_node_[node][key] = pod;
-  if (added) node_of_.emplace(key, node);
+  if (added) {
+    Place(key, pod);
+  } else {
+    *known->second.slot = pod;  // still on its node: replaced where it is
+  }
   Emit(node, added ? Type::kAdded : Type::kModified, pod, revision);
+}
+
+void NodePodIndex::Place(const std::string& key, const PodPtr& pod) {
+  PodPtr& slot = by_node_[pod->spec.node_name][key];
+  slot = pod;
+  node_of_.insert_or_assign(key, Placement{pod->spec.node_name, &slot});
+}
+
+std::string NodePodIndex::Unplace(PlacementMap::iterator known) {
+  std::string node = std::move(known->second.node);
+  auto bucket = by_node_.find(node);
+  bucket->second.erase(known->first);
+  if (bucket->second.empty()) by_node_.erase(bucket);
+  node_of_.erase(known);
+  return node;
 }
 
 void NodePodIndex::Emit(const std::string& node, typename ApiWatchEvent<Pod>::Type type, const PodPtr& pod,

@@ -88,6 +88,16 @@ class NodePodIndex {
   void Relist();
   void OnEvent(const ApiWatchEvent<Pod>& ev);
   void Apply(const PodPtr& pod, bool deleted, int64_t revision);
+  // Where a pod bound to a node is: the node, and its entry in by_node_ (an element of a hash map
+  // stays where it is until erased), so that an update of a pod that stays costs one lookup.
+  struct Placement {
+    std::string node;
+    PodPtr* slot = nullptr;
+  };
+  using PlacementMap = std::unordered_map<std::string, Placement>;
+  // Adds a pod bound to a node, not in the index yet; Unplace removes one, returning its node.
+  void Place(const std::string& key, const PodPtr& pod);
+  std::string Unplace(PlacementMap::iterator known);
   void Emit(const std::string& node, typename ApiWatchEvent<Pod>::Type type, const PodPtr& pod,
             int64_t revision);
   void Deliver(const SubscriberPtr& s, const ApiWatchEvent<Pod>& ev);
@@ -106,9 +116,9 @@ class NodePodIndex {
   bool synced_ = false;
   int64_t revision_ = 0;   // last revision applied
   int64_t log_floor_ = 0;  // the log holds every node event after this revision
-  // node -> key -> pod (a list sorts them by key), and key -> node: one lookup each per event.
+  // node -> key -> pod (a list sorts them by key), and key -> where it is.
   std::unordered_map<std::string, std::unordered_map<std::string, PodPtr>> by_node_;
-  std::unordered_map<std::string, std::string> node_of_;
+  PlacementMap node_of_;
   std::deque<Entry> log_;
   // node -> its watchers, in the order they subscribed (the order they are delivered to).
   std::unordered_map<std::string, std::vector<SubscriberPtr>> subscribers_;
