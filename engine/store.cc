@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/codec.h"
+#include "engine/event.h"
 
 namespace rcsim {
 
@@ -12,6 +13,7 @@ struct Value::Rep {
   mutable std::string bytes;
   PodPtr pod;
   ControllerPtr controller;
+  std::shared_ptr<const Event> event;
   // Stampable values: the same object as pod/controller, writable until StampRevision() stamps it.
   std::shared_ptr<Pod> unstamped_pod;
   std::shared_ptr<ReplicationController> unstamped_controller;
@@ -48,6 +50,10 @@ Value::Value(ControllerPtr controller) : rep_(std::make_shared<Rep>()) {
   rep_->controller = std::move(controller);
 }
 
+Value::Value(std::shared_ptr<const Event> event) : rep_(std::make_shared<Rep>()) {
+  rep_->event = std::move(event);
+}
+
 Value Value::Stampable(std::shared_ptr<Pod> pod) {
   Value v{PodPtr(pod)};
   v.rep_->unstamped_pod = std::move(pod);
@@ -80,6 +86,8 @@ const std::string& Value::bytes() const {
     } else if (r.controller) {
       r.bytes = r.stamped ? UnstampedBytes<ReplicationController>(*r.controller, ControllerToJson)
                           : EncodeController(*r.controller);
+    } else if (r.event) {
+      r.bytes = EventToJson(*r.event).dump();
     }
   });
   return r.bytes;
@@ -87,6 +95,7 @@ const std::string& Value::bytes() const {
 
 const PodPtr& Value::pod() const { return rep_->pod; }
 const ControllerPtr& Value::controller() const { return rep_->controller; }
+const std::shared_ptr<const Event>& Value::event() const { return rep_->event; }
 
 std::string PrefixEnd(std::string_view prefix) {
   std::string end(prefix);

@@ -43,6 +43,8 @@ namespace rcsim {
 // An immutable stored value: bytes, or a typed object that is encoded to bytes lazily and at most once
 // (the simulation passes typed objects through the in-memory etcd without any JSON round trip).
 // Copying a Value is cheap (a shared pointer). bytes() is thread-safe.
+struct Event;  // engine/event.h
+
 class Value {
  public:
   Value();
@@ -50,6 +52,9 @@ class Value {
   explicit Value(const char* bytes) : Value(std::string(bytes)) {}
   explicit Value(PodPtr pod);
   explicit Value(ControllerPtr controller);
+  // An event as EventToJson gives it (the events registry's typed write): its bytes are encoded when
+  // first asked for, so an event no one reads is never encoded.
+  explicit Value(std::shared_ptr<const Event> event);
 
   // A typed value that a store keeping typed values (the in-memory etcd) stamps with the revision it
   // commits it at, as its metadata.resourceVersion, under the store's lock and so before any reader
@@ -67,6 +72,7 @@ class Value {
   // The typed object this value was built from, or null when it was built from bytes.
   const PodPtr& pod() const;
   const ControllerPtr& controller() const;
+  const std::shared_ptr<const Event>& event() const;
   bool operator==(const Value& other) const { return bytes() == other.bytes(); }
 
  private:

@@ -47,6 +47,12 @@ Labels LabelsOf(const json& ev) {
   return out;
 }
 
+Status Conflict(const std::string& name) {
+  return Status(Code::kConflict, "Operation cannot be fulfilled on events " + Quote(name) +
+                                     ": the object has been modified; please apply your changes to the "
+                                     "latest version and try again");
+}
+
 Status NotFound(const std::string& name) {
   return Status(Code::kNotFound, "events " + Quote(name) + " not found");
 }
@@ -169,11 +175,7 @@ Result<json> EventRegistry::Update(const std::string& ns, const std::string& nam
   if (!got.ok()) return got.status();
   if (!got->has_value()) return NotFound(name);
   const int64_t revision = (*got)->mod_revision;
-  if (!expected_rv.empty() && expected_rv != std::to_string(revision)) {
-    return Status(Code::kConflict, "Operation cannot be fulfilled on events " + Quote(name) +
-                                       ": the object has been modified; please apply your changes to the "
-                                       "latest version and try again");
-  }
+  if (!expected_rv.empty() && expected_rv != std::to_string(revision)) return Conflict(name);
   json stored = json::parse((*got)->value.bytes(), nullptr, false);
   json& meta = ev["metadata"];
   meta["name"] = name;
@@ -199,12 +201,53 @@ Result<json> EventRegistry::Update(const std::string& ns, const std::string& nam
   txn.success.push_back(TxnOp::Put(std::move(put)));
   auto r = ctx_->store()->Txn(txn);
   if (!r.ok()) return r.status();
-  if (!r->succeeded) {
-    return Status(Code::kConflict, "Operation cannot be fulfilled on events " + Quote(name) +
-                                       ": the object has been modified; please apply your changes to the "
-                                       "latest version and try again");
-  }
+  if (!r->succeeded) return Conflict(name);
   return WithVersion(std::move(ev), r->revision);
+}
+
+Status EventRegistry::Write(Event ev, bool update) {
+  const std::string ns = ev.metadata.namespace_;
+  const std::string name = ev.metadata.name;
+  // EventToJson leaves an empty namespace out, where Create and Update write it: those go as JSON.
+  if (ns.empty()) {
+    return update ? Update(ns, name, EventToJson(ev)).status() : Create(ns, EventToJson(ev)).status();
+  }
+  FieldErrors errs;
+  if (name.empty()) {
+    errs.Required("metadata.name");
+  } else if (!update && !IsDns1123Subdomain(name)) {
+    errs.Invalid("metadata.name", name, "must be a DNS-1123 subdomain");
+  }
+  if (ev.involved_object.name.empty()) errs.Required("involvedObject.name");
+  if (Status s = errs.ToStatus("Event", name); !s.ok()) return s;
+  ev.metadata.resource_version.clear();
+  const std::string key = EventPrefix(ns) + name;
+  TxnRequest txn;
+  if (update) {
+    auto got = ctx_->store()->Get(key);
+    if (!got.ok()) return got.status();
+    if (!got->has_value()) return NotFound(name);
+    const std::shared_ptr<const Event>& stored = (*got)->value.event();
+    // An event stored from JSON (an API client's) is updated as JSON, keeping what it carries.
+    if (stored == nullptr) return Update(ns, name, EventToJson(ev)).status();
+    ev.metadata.uid = stored->metadata.uid;
+    ev.metadata.creation_timestamp = stored->metadata.creation_timestamp;
+    txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, (*got)->mod_revision));
+  } else {
+    ev.metadata.uid = ctx_->NewUid();
+    ev.metadata.creation_timestamp = ctx_->Now();
+    txn.compare.push_back(Compare::CreateRevision(key, Compare::Result::kEqual, 0));
+  }
+  PutRequest put;
+  put.key = key;
+  put.value = Value(std::make_shared<const Event>(std::move(ev)));
+  txn.success.push_back(TxnOp::Put(std::move(put)));
+  auto r = ctx_->store()->Txn(txn);
+  if (!r.ok()) return r.status();
+  if (!r->succeeded) {
+    return update ? Conflict(name) : Status(Code::kAlreadyExists, "events " + Quote(name) + " already exists");
+  }
+  return Status::Ok();
 }
 
 Result<json> EventRegistry::List(const std::string& ns, const std::map<std::string, std::string>& fields,
@@ -278,13 +321,9 @@ Result<json> EventRegistry::Delete(const std::string& ns, const std::string& nam
 }
 
 void RegistryEventSink::Write(const Event& ev, bool update) {
-  json j = EventToJson(ev);
-  Result<json> r = update ? events_->Update(ev.metadata.namespace_, ev.metadata.name, j)
-                          : events_->Create(ev.metadata.namespace_, j);
-  if (update && !r.ok() && r.status().code() == Code::kNotFound) {
-    r = events_->Create(ev.metadata.namespace_, std::move(j));
-  }
-  if (!r.ok()) ++failed_;
+  Status s = events_->Write(ev, update);
+  if (update && s.code() == Code::kNotFound) s = events_->Write(ev, /*update=*/false);
+  if (!s.ok()) ++failed_;
 }
 
 }  // namespace rcsim

@@ -10,7 +10,9 @@
 //
 // RegistryEventSink writes an EventRecorder's events here directly: the simulation's manager records
 // events into the same registry the in-process API serves, bypassing the faulted API client (events
-// are best effort and are not API calls the scenarios budget).
+// are best effort and are not API calls the scenarios budget). It writes them typed (Write): the
+// stored value is the Event, whose JSON bytes (the same bytes Create would store) are encoded only if
+// something reads them.
 //
 // Thread-safety: every method may be called from any thread (state lives in the store).
 #ifndef RCSIM_REGISTRY_EVENT_REGISTRY_H_
@@ -39,6 +41,11 @@ class EventRegistry {
   Result<nlohmann::json> Create(const std::string& ns, nlohmann::json event);
   Result<nlohmann::json> Get(const std::string& ns, const std::string& name);
   Result<nlohmann::json> Update(const std::string& ns, const std::string& name, nlohmann::json event);
+  // An EventRecorder's event, typed (RegistryEventSink): Create (update false) or Update of
+  // ev.metadata's namespace and name, with the outcome and the stored bytes Create and Update give
+  // EventToJson(ev), and no JSON built, parsed or encoded on the way (the stored value is the typed
+  // event; its bytes are encoded when first read).
+  Status Write(Event ev, bool update);
   // An EventList; ns "" lists every namespace. `fields` maps a selector field to the value it must
   // have (ParseEventFieldSelector).
   Result<nlohmann::json> List(const std::string& ns, const std::map<std::string, std::string>& fields,

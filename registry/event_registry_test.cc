@@ -160,5 +160,80 @@ TEST_F(EventRegistryTest, TheSinkCreatesThenUpdatesAndRecreatesAnEventThatWasDel
   EXPECT_EQ(sink.failed(), 0u);
 }
 
+// Two registries over two stores with the same seed: one written the typed way, one through JSON.
+struct Twin {
+  Twin() : store(&loop, &loop), rng(7), registry(&store, &loop, &rng), events(&registry.context()) {}
+  SimLoop loop;
+  MemStore store;
+  Mt19937Rng rng;
+  Registry registry;
+  EventRegistry events;
+  std::string Stored(const std::string& key) {
+    auto got = store.Get(key);
+    return got.ok() && got->has_value() ? (*got)->value.bytes() : "";
+  }
+};
+
+TEST(EventRegistryTypedWrite, StoresTheBytesTheJsonCreateAndUpdateStoreAndServesThemAlike) {
+  Event ev;
+  ev.metadata.name = "web.17a";
+  ev.metadata.namespace_ = "ns";
+  ev.involved_object.kind = "ReplicationController";
+  ev.involved_object.name = "web";
+  ev.involved_object.uid = "u-1";
+  ev.reason = "SuccessfulCreate";
+  ev.message = "Created pod: web-1";
+  ev.first_timestamp = ev.last_timestamp = SimLoop::Epoch();
+  Twin typed;
+  Twin viajson;
+  typed.loop.RunFor(std::chrono::milliseconds(1500));
+  viajson.loop.RunFor(std::chrono::milliseconds(1500));
+  const std::string key = EventPrefix("ns") + "web.17a";
+
+  ASSERT_TRUE(typed.events.Write(ev, /*update=*/false).ok());
+  ASSERT_TRUE(viajson.events.Create("ns", EventToJson(ev)).ok());
+  auto stored = typed.store.Get(key);
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  ASSERT_NE((*stored)->value.event(), nullptr);  // kept typed
+  EXPECT_EQ(typed.Stored(key), viajson.Stored(key));
+  EXPECT_EQ(typed.events.Write(ev, /*update=*/false).code(), Code::kAlreadyExists);
+
+  ev.count = 2;
+  ev.last_timestamp = SimLoop::Epoch() + std::chrono::seconds(3);
+  ASSERT_TRUE(typed.events.Write(ev, /*update=*/true).ok());
+  ASSERT_TRUE(viajson.events.Update("ns", "web.17a", EventToJson(ev)).ok());
+  EXPECT_EQ(typed.Stored(key), viajson.Stored(key));
+  auto a = typed.events.Get("ns", "web.17a");
+  auto b = viajson.events.Get("ns", "web.17a");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*a, *b);
+  EXPECT_EQ((*a)["count"], 2);
+  EXPECT_FALSE((*a)["metadata"]["uid"].get<std::string>().empty());
+
+  // A client's JSON update of a typed event, and a typed update of an event a client created.
+  json edited = *a;
+  edited["message"] = "edited";
+  ASSERT_TRUE(typed.events.Update("ns", "web.17a", edited).ok());
+  ev.count = 3;
+  ASSERT_TRUE(typed.events.Write(ev, /*update=*/true).ok());
+  auto c = typed.events.Get("ns", "web.17a");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)["count"], 3);
+  EXPECT_EQ((*c)["metadata"]["uid"], (*a)["metadata"]["uid"]);
+  EXPECT_EQ((*c)["metadata"]["creationTimestamp"], (*a)["metadata"]["creationTimestamp"]);
+
+  // Refused as the JSON methods refuse, nothing stored.
+  Event bad = ev;
+  bad.metadata.name = "Not_A_Name";
+  EXPECT_EQ(typed.events.Write(bad, /*update=*/false).code(), Code::kInvalid);
+  EXPECT_EQ(typed.Stored(EventPrefix("ns") + "Not_A_Name"), "");
+  bad = ev;
+  bad.involved_object.name.clear();
+  EXPECT_EQ(typed.events.Write(bad, /*update=*/true).code(), Code::kInvalid);
+  bad = ev;
+  bad.metadata.name = "absent";
+  EXPECT_EQ(typed.events.Write(bad, /*update=*/true).code(), Code::kNotFound);
+}
+
 }  // namespace
 }  // namespace rcsim
