@@ -123,7 +123,8 @@ void GarbageCollector::IndexPod(const PodPtr& pod, bool add) {
 
 void GarbageCollector::OnPod(const PodPtr& old_pod, const PodPtr& pod) {
   // Most changes (binding, status) leave the ownerReferences alone: re-index only when they moved.
-  if (!old_pod || old_pod->metadata.owner_references != pod->metadata.owner_references) {
+  const bool same_owners = old_pod && old_pod->metadata.owner_references == pod->metadata.owner_references;
+  if (!same_owners) {
     if (old_pod) IndexPod(old_pod, false);
     IndexPod(pod, true);
   }
@@ -139,11 +140,13 @@ void GarbageCollector::OnPod(const PodPtr& old_pod, const PodPtr& pod) {
     }
   }
   if (dirty) dirty_pods_.insert(ObjectCache<Pod>::KeyOf(*pod));
-  // A dependent that changed may unblock (or need) work on its deleting owners.
+  // A dependent that changed may unblock (or need) work on its deleting owners. With the same
+  // references, the loop above has already marked those of the owner kind.
   if (old_pod) {
     for (const OwnerReference& ref : old_pod->metadata.owner_references) {
-      if (rc_by_uid_.count(ref.uid)) {
-        ControllerPtr owner = rcs_->Get(rc_by_uid_[ref.uid]);
+      if (same_owners && IsOwnerKind(ref)) continue;
+      if (auto rc = rc_by_uid_.find(ref.uid); rc != rc_by_uid_.end()) {
+        ControllerPtr owner = rcs_->Get(rc->second);
         if (owner && owner->metadata.deletion_timestamp) dirty_owners_.insert(ref.uid);
       }
     }
