@@ -230,6 +230,7 @@ void SimWorld::ApplyPod(const std::string& key, const PodPtr& pod, int64_t revis
   last_change_.deleted = !pod;
   last_change_.ns = meta.namespace_;
   last_change_.name = meta.name;
+  last_change_.pod = pod;
   last_change_.owner_before = OwnerName(old);
   last_change_.owner_after = OwnerName(pod);
   last_change_.was_active = old && IsActive(*old);

@@ -102,6 +102,7 @@ struct WorldChange {
   bool deleted = false;
   std::string ns;
   std::string name;
+  PodPtr pod;  // for pods: the pod after the change; null when deleted
   // For pods: the controller that owns the pod (controller ownerRef name) before and after the
   // change; empty for orphans.
   std::string owner_before;

@@ -153,7 +153,7 @@ void WorldMonitor::Apply(const PodSeen& seen, int sign) {
 
 void WorldMonitor::OnPodChange(const WorldChange& change) {
   std::string key = change.ns + "/" + change.name;
-  PodPtr now = change.deleted ? nullptr : world_->GetPod(change.ns, change.name);
+  const PodPtr& now = change.pod;
   auto it = pods_.find(key);
   if (it != pods_.end()) {
     Apply(it->second, -1);
