@@ -266,6 +266,11 @@ bool StampedAt(const ObjectMeta& meta, int64_t revision) {
 // object carries its version; `obj` had it cleared.)
 template <typename T>
 bool SameButVersion(T& obj, const T& stored) {
+  // Most updates change the status (a node agent's, a controller's): compared first, the whole
+  // object is compared only when it is the same.
+  if constexpr (requires { obj.status == stored.status; }) {
+    if (!(obj.status == stored.status)) return false;
+  }
   if (obj.metadata.resource_version == stored.metadata.resource_version) return obj == stored;
   std::string own = std::move(obj.metadata.resource_version);
   obj.metadata.resource_version = stored.metadata.resource_version;
