@@ -302,6 +302,9 @@ void ReplicationManager::OnPodUpdate(const PodPtr& old_pod, const PodPtr& new_po
   bool became_ready = !IsReady(o) && IsReady(n);
   bool relevant = labels_changed || ref_changed || o.status.phase != n.status.phase ||
                   IsReady(o) != IsReady(n) || o.metadata.deletion_timestamp != n.metadata.deletion_timestamp;
+  // Nothing below acts on an update that is not relevant (binding, container statuses): it would only
+  // resolve the controller to do nothing.
+  if (!relevant) return;
 
   if (n.metadata.deletion_timestamp && !o.metadata.deletion_timestamp) {
     // Graceful deletion started: the pod no longer counts, observe the deletion now.
