@@ -22,6 +22,18 @@ json MakeEvent(const std::string& name, const std::string& object, const std::st
           {"count", 1}};
 }
 
+// An event as the replication manager's recorder makes one.
+Event RecordedEvent(const std::string& name) {
+  Event ev;
+  ev.metadata.name = name;
+  ev.metadata.namespace_ = "ns";
+  ev.involved_object.kind = "ReplicationController";
+  ev.involved_object.name = "web";
+  ev.reason = "SuccessfulCreate";
+  ev.message = "Created pod: web-1";
+  return ev;
+}
+
 class EventRegistryTest : public ::testing::Test {
  protected:
   EventRegistryTest()
@@ -138,13 +150,7 @@ TEST_F(EventRegistryTest, BadInputIsRefusedAndNothingIsStored) {
 
 TEST_F(EventRegistryTest, TheSinkCreatesThenUpdatesAndRecreatesAnEventThatWasDeleted) {
   RegistryEventSink sink(&events_);
-  Event ev;
-  ev.metadata.name = "web.abc";
-  ev.metadata.namespace_ = "ns";
-  ev.involved_object.kind = "ReplicationController";
-  ev.involved_object.name = "web";
-  ev.reason = "SuccessfulCreate";
-  ev.message = "Created pod: web-1";
+  Event ev = RecordedEvent("web.abc");
   sink.Write(ev, /*update=*/false);
   ev.count = 2;
   sink.Write(ev, /*update=*/true);
@@ -175,14 +181,8 @@ struct Twin {
 };
 
 TEST(EventRegistryTypedWrite, StoresTheBytesTheJsonCreateAndUpdateStoreAndServesThemAlike) {
-  Event ev;
-  ev.metadata.name = "web.17a";
-  ev.metadata.namespace_ = "ns";
-  ev.involved_object.kind = "ReplicationController";
-  ev.involved_object.name = "web";
+  Event ev = RecordedEvent("web.17a");
   ev.involved_object.uid = "u-1";
-  ev.reason = "SuccessfulCreate";
-  ev.message = "Created pod: web-1";
   ev.first_timestamp = ev.last_timestamp = SimLoop::Epoch();
   Twin typed;
   Twin viajson;
