@@ -92,8 +92,8 @@ void Scheduler::Land(const std::string& key) {
 
 void Scheduler::OnPod(const PodPtr& old_pod, const PodPtr& pod) {
   // Most updates (status) leave a bound pod where it was: its node's load is unchanged.
-  const bool same_place = old_pod && Occupies(*old_pod) && Occupies(*pod) &&
-                          old_pod->spec.node_name == pod->spec.node_name;
+  const bool same_place =
+      old_pod && Occupies(*old_pod) && Occupies(*pod) && old_pod->spec.node_name == pod->spec.node_name;
   if (!same_place) {
     Account(old_pod, -1);
     Account(pod, +1);

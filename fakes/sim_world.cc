@@ -293,7 +293,8 @@ void SimWorld::ApplyController(const std::string& key, const ControllerPtr& rc, 
   }
 }
 
-const ReplicationController* SimWorld::GroupController(const std::string& ns, const std::string& owner) const {
+const ReplicationController* SimWorld::GroupController(const std::string& ns,
+                                                       const std::string& owner) const {
   if (owner.empty()) return nullptr;
   auto it = controllers_.find(ControllerKey(ns, owner));
   return it == controllers_.end() ? nullptr : it->second.get();

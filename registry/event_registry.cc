@@ -245,7 +245,8 @@ Status EventRegistry::Write(Event ev, bool update) {
   auto r = ctx_->store()->Txn(txn);
   if (!r.ok()) return r.status();
   if (!r->succeeded) {
-    return update ? Conflict(name) : Status(Code::kAlreadyExists, "events " + Quote(name) + " already exists");
+    return update ? Conflict(name)
+                  : Status(Code::kAlreadyExists, "events " + Quote(name) + " already exists");
   }
   return Status::Ok();
 }
