@@ -40,11 +40,11 @@
 
 namespace rcsim {
 
+struct Event;  // engine/event.h
+
 // An immutable stored value: bytes, or a typed object that is encoded to bytes lazily and at most once
 // (the simulation passes typed objects through the in-memory etcd without any JSON round trip).
 // Copying a Value is cheap (a shared pointer). bytes() is thread-safe.
-struct Event;  // engine/event.h
-
 class Value {
  public:
   Value();

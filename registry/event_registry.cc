@@ -53,6 +53,18 @@ Status Conflict(const std::string& name) {
                                      "latest version and try again");
 }
 
+// What Create (creating: a name that is a DNS-1123 subdomain) and Update ask of an event's fields.
+Status ValidateEvent(const std::string& name, std::string_view involved_name, bool creating) {
+  FieldErrors errs;
+  if (creating && name.empty()) {
+    errs.Required("metadata.name");
+  } else if (creating && !IsDns1123Subdomain(name)) {
+    errs.Invalid("metadata.name", name, "must be a DNS-1123 subdomain");
+  }
+  if (involved_name.empty()) errs.Required("involvedObject.name");
+  return errs.ToStatus("Event", name);
+}
+
 Status NotFound(const std::string& name) {
   return Status(Code::kNotFound, "events " + Quote(name) + " not found");
 }
@@ -122,14 +134,9 @@ Result<json> EventRegistry::Create(const std::string& ns, json ev) {
   if (name.empty() && !StringAt(ev, "metadata", "generateName").empty()) {
     name = StringAt(ev, "metadata", "generateName") + ctx_->RandomSuffix(5);
   }
-  FieldErrors errs;
-  if (name.empty()) {
-    errs.Required("metadata.name");
-  } else if (!IsDns1123Subdomain(name)) {
-    errs.Invalid("metadata.name", name, "must be a DNS-1123 subdomain");
+  if (Status s = ValidateEvent(name, StringAt(ev, "involvedObject", "name"), /*creating=*/true); !s.ok()) {
+    return s;
   }
-  if (StringAt(ev, "involvedObject", "name").empty()) errs.Required("involvedObject.name");
-  if (Status s = errs.ToStatus("Event", name); !s.ok()) return s;
   meta["name"] = name;
   meta["namespace"] = ns;
   meta.erase("resourceVersion");
@@ -186,10 +193,8 @@ Result<json> EventRegistry::Update(const std::string& ns, const std::string& nam
       if (stored["metadata"].contains(f)) meta[f] = stored["metadata"][f];
     }
   }
-  if (StringAt(ev, "involvedObject", "name").empty()) {
-    FieldErrors errs;
-    errs.Required("involvedObject.name");
-    return errs.ToStatus("Event", name);
+  if (Status s = ValidateEvent(name, StringAt(ev, "involvedObject", "name"), /*creating=*/false); !s.ok()) {
+    return s;
   }
   ev["kind"] = "Event";
   ev["apiVersion"] = "v1";
@@ -212,14 +217,6 @@ Status EventRegistry::Write(Event ev, bool update) {
   if (ns.empty()) {
     return update ? Update(ns, name, EventToJson(ev)).status() : Create(ns, EventToJson(ev)).status();
   }
-  FieldErrors errs;
-  if (name.empty()) {
-    errs.Required("metadata.name");
-  } else if (!update && !IsDns1123Subdomain(name)) {
-    errs.Invalid("metadata.name", name, "must be a DNS-1123 subdomain");
-  }
-  if (ev.involved_object.name.empty()) errs.Required("involvedObject.name");
-  if (Status s = errs.ToStatus("Event", name); !s.ok()) return s;
   ev.metadata.resource_version.clear();
   const std::string key = EventPrefix(ns) + name;
   TxnRequest txn;
@@ -230,10 +227,12 @@ Status EventRegistry::Write(Event ev, bool update) {
     const std::shared_ptr<const Event>& stored = (*got)->value.event();
     // An event stored from JSON (an API client's) is updated as JSON, keeping what it carries.
     if (stored == nullptr) return Update(ns, name, EventToJson(ev)).status();
+    if (Status s = ValidateEvent(name, ev.involved_object.name, /*creating=*/false); !s.ok()) return s;
     ev.metadata.uid = stored->metadata.uid;
     ev.metadata.creation_timestamp = stored->metadata.creation_timestamp;
     txn.compare.push_back(Compare::ModRevision(key, Compare::Result::kEqual, (*got)->mod_revision));
   } else {
+    if (Status s = ValidateEvent(name, ev.involved_object.name, /*creating=*/true); !s.ok()) return s;
     ev.metadata.uid = ctx_->NewUid();
     ev.metadata.creation_timestamp = ctx_->Now();
     txn.compare.push_back(Compare::CreateRevision(key, Compare::Result::kEqual, 0));
