@@ -217,6 +217,16 @@ void SimWorld::OnStoreEvent(const WatchResponse& resp) {
     for (const auto& observer : observers_) observer();
   }
   if (!compaction_pending_ && options_.compaction_interval > Duration::zero()) ScheduleCompaction();
+  CompactByRevisions();
+}
+
+void SimWorld::CompactByRevisions() {
+  const int64_t keep = options_.compaction_revisions;
+  if (keep <= 0) return;
+  const int64_t current = store_->revision();
+  if (current - store_->compact_revision() <= 2 * keep) return;
+  const int64_t target = current - keep;
+  if (store_->Compact(target).ok()) trace_.Record("world", "compact " + std::to_string(target));
 }
 
 void SimWorld::ApplyPod(const std::string& key, const PodPtr& pod, int64_t revision) {

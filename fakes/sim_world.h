@@ -16,7 +16,9 @@
 //   them to 25 per controller at once, then one per 5 virtual minutes, so they cost the run little)
 // The manager's API view gets the options' api_latency on every verb and watch_latency on watch events
 // as its baseline (faults set later replace them). The world compacts the store every
-// compaction_interval to the revision it had one interval earlier, as kube-apiserver does.
+// compaction_interval to the revision it had one interval earlier, as kube-apiserver does, and also
+// whenever more than 2 x compaction_revisions revisions of history are kept, to the newest minus
+// compaction_revisions (as etcd's --auto-compaction-mode=revision), so a big run's memory stays bounded.
 //
 // Ground truth: the world keeps its own mirror of every pod and controller, fed by a MemStore watch over
 // "/registry/" (delivered through the loop in revision order, independent of the manager). OnChange
@@ -85,6 +87,9 @@ struct SimWorldOptions {
   int64_t terminated_pod_gc_threshold = 12500;
   // The world compacts the store periodically like kube-apiserver; zero disables compaction.
   Duration compaction_interval = std::chrono::minutes(5);
+  // Revisions of history kept at least when compacting by revision count (see above); zero: only the
+  // periodic compaction. A watch resumed, or a stale read made, further back than that gets 410 Gone.
+  int64_t compaction_revisions = 50000;
   ManagerOptions manager;
   // The modern manager watches controllers in the store (manager_store(), the 2014 design and
   // controller-manager --etcd_servers) instead of through its API view (the default, as real mode's
@@ -192,6 +197,8 @@ class SimWorld {
   void OnStoreEvent(const WatchResponse& resp);
   void StartMirrorWatch(int64_t from_revision);
   void ScheduleCompaction();
+  // Compacts by revision count when the store keeps more history than compaction_revisions allows.
+  void CompactByRevisions();
   void ApplyPod(const std::string& key, const PodPtr& pod, int64_t revision);
   void ApplyController(const std::string& key, const ControllerPtr& rc, int64_t revision);
   template <typename T>

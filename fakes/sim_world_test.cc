@@ -415,6 +415,42 @@ TEST(SimWorldTest, CompactsTheStorePeriodicallyAndTheMirrorSurvivesIt) {
   EXPECT_EQ(world.observed_revision(), world.store().revision());
 }
 
+// Issue 14: a big run's history is bounded by revision count, not only every compaction_interval (no
+// periodic compaction would happen here at all: the run is shorter than the interval).
+TEST(SimWorldTest, CompactsByRevisionCountSoHistoryStaysBounded) {
+  for (int64_t keep : {int64_t{0}, int64_t{40}}) {
+    SCOPED_TRACE(keep);
+    SimWorldOptions options;
+    options.compaction_revisions = keep;
+    options.keep_trace_lines = true;
+    SimWorld world(options);
+    ConvergenceChecker checker(&world);
+    world.StartManager();
+    ASSERT_TRUE(world.CreateController(MakeController("c", 30)).ok());
+    checker.Track("c", 30);
+    ASSERT_TRUE(world.RunUntil([&] { return checker.AllConverged(); }, minutes(1)));
+    const int64_t history = world.store().revision() - world.store().compact_revision();
+    ASSERT_GT(world.store().revision(), 200);  // well past 2 x 40 revisions
+    int compactions = 0;
+    for (const std::string& line : world.trace().lines())
+      compactions += line.find("compact ") != std::string::npos;
+    if (keep == 0) {
+      EXPECT_EQ(world.store().compact_revision(), 0);
+      EXPECT_EQ(compactions, 0);
+    } else {
+      EXPECT_GE(history, keep);
+      EXPECT_LE(history, 2 * keep + 1);  // checked once per store event: at most one revision over
+      EXPECT_GT(compactions, 2);
+    }
+    // The mirror and the manager never notice: live watches are not cancelled by a compaction.
+    ASSERT_TRUE(world.ScaleController("default", "c", 10).ok());
+    checker.Track("c", 10);
+    EXPECT_TRUE(world.RunUntil([&] { return checker.AllConverged(); }, minutes(1)));
+    EXPECT_EQ(world.observed_revision(), world.store().revision());
+    EXPECT_TRUE(checker.violations().empty());
+  }
+}
+
 // Issue 8: the simulated manager records events in the shared registry, as the real one through the
 // API server; the spam filter bounds them (25 per controller at once).
 TEST(SimWorldTest, TheManagerRecordsEventsOnItsControllersBounded) {
