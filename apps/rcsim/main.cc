@@ -73,7 +73,8 @@ const char kUsage[] =
        rcsim schema                    print the JSON Schema (draft 2020-12) of scenario files
        rcsim convert FILE              print a JSON scenario file as YAML (same scenario, same runs)
        rcsim bench --real [--json FILE]  production figures on a stack of its own: raw etcd puts,
-                                       pods/s (1 RC of 1000, 100 RCs of 10), delete->replacement
+                                       pods/s (1 RC of 1000, 100 RCs of 10), delete->replacement,
+                                       pods created straight through the API
        rcsim --help
 
 run options:
