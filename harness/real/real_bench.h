@@ -32,7 +32,7 @@ struct RealBenchOptions {
   int small_rcs = 100;
   int small_rc = 10;
   int samples = 100;
-  int raw_creates = 1000;  // pods created straight through the API at the end (api_creates_per_s)
+  int raw_creates = 1000;  // pods created straight through the API at the end (api_creates_per_s); 0: none
   int workers = 5;         // --concurrent-rc-syncs
 };
 
