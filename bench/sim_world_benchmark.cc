@@ -110,7 +110,7 @@ BENCHMARK(BM_FullStackCreateThenDelete)
     ->Arg(1000)
     ->Arg(10000)
     ->Arg(100000)
-    ->Arg(1000000)  // ~9 GB and minutes today: scripts/bench runs it with --sizes 1m (the default set)
+    ->Arg(1000000)  // ~6 GB and minutes today: scripts/bench runs it with --sizes 1m (the default set)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 
