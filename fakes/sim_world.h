@@ -88,7 +88,8 @@ struct SimWorldOptions {
   // The world compacts the store periodically like kube-apiserver; zero disables compaction.
   Duration compaction_interval = std::chrono::minutes(5);
   // Revisions of history kept at least when compacting by revision count (see above); zero: only the
-  // periodic compaction. A watch resumed, or a stale read made, further back than that gets 410 Gone.
+  // periodic compaction. A watch resumed further back than that gets 410 Gone (and re-lists); a stale
+  // read that far back is served fresh (FaultyApiClient).
   int64_t compaction_revisions = 50000;
   ManagerOptions manager;
   // The modern manager watches controllers in the store (manager_store(), the 2014 design and
