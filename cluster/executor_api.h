@@ -21,6 +21,40 @@
 #include "engine/executor.h"
 
 namespace rcsim {
+namespace executor_api {
+
+// A watch whose events are posted to the executor; none runs once the handle is destroyed.
+class HopWatch final : public ApiWatch {
+ public:
+  HopWatch(std::unique_ptr<ApiWatch> inner, std::shared_ptr<std::atomic<bool>> open)
+      : inner_(std::move(inner)), open_(std::move(open)) {}
+  ~HopWatch() override {
+    open_->store(false);
+    inner_.reset();
+  }
+
+ private:
+  std::unique_ptr<ApiWatch> inner_;
+  std::shared_ptr<std::atomic<bool>> open_;
+};
+
+template <typename T>
+std::unique_ptr<ApiWatch> WatchOnExecutor(ListWatchClient<T>* inner, Executor* executor,
+                                          const std::string& ns, const ListOptions& opts,
+                                          const std::string& resource_version,
+                                          std::function<void(const ApiWatchEvent<T>&)> on_event) {
+  auto open = std::make_shared<std::atomic<bool>>(true);
+  auto handler = std::make_shared<std::function<void(const ApiWatchEvent<T>&)>>(std::move(on_event));
+  std::unique_ptr<ApiWatch> watch =
+      inner->Watch(ns, opts, resource_version, [executor, open, handler](const ApiWatchEvent<T>& e) {
+        executor->Post([open, handler, e] {
+          if (open->load()) (*handler)(e);
+        });
+      });
+  return std::make_unique<HopWatch>(std::move(watch), std::move(open));
+}
+
+}  // namespace executor_api
 
 template <typename T>
 class ExecutorResourceClient final : public ResourceClient<T> {
@@ -54,33 +88,11 @@ class ExecutorResourceClient final : public ResourceClient<T> {
   std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
                                   const std::string& resource_version,
                                   std::function<void(const ApiWatchEvent<T>&)> on_event) override {
-    auto open = std::make_shared<std::atomic<bool>>(true);
-    auto handler = std::make_shared<std::function<void(const ApiWatchEvent<T>&)>>(std::move(on_event));
-    Executor* executor = executor_;
-    std::unique_ptr<ApiWatch> inner =
-        inner_->Watch(ns, opts, resource_version, [executor, open, handler](const ApiWatchEvent<T>& e) {
-          executor->Post([open, handler, e] {
-            if (open->load()) (*handler)(e);
-          });
-        });
-    return std::make_unique<HopWatch>(std::move(inner), std::move(open));
+    return executor_api::WatchOnExecutor<T>(inner_, executor_, ns, opts, resource_version,
+                                            std::move(on_event));
   }
 
  private:
-  class HopWatch final : public ApiWatch {
-   public:
-    HopWatch(std::unique_ptr<ApiWatch> inner, std::shared_ptr<std::atomic<bool>> open)
-        : inner_(std::move(inner)), open_(std::move(open)) {}
-    ~HopWatch() override {
-      open_->store(false);
-      inner_.reset();
-    }
-
-   private:
-    std::unique_ptr<ApiWatch> inner_;
-    std::shared_ptr<std::atomic<bool>> open_;
-  };
-
   template <typename R>
   Callback<R> Hop(Callback<R> done) {
     return [executor = executor_, done = std::move(done)](R r) mutable {
@@ -99,8 +111,15 @@ class ExecutorLeaseClient final : public LeaseClient {
   void Get(const std::string& ns, const std::string& name, Callback<Result<LeasePtr>> done) override {
     inner_->Get(ns, name, Hop(std::move(done)));
   }
-  void List(const std::string& ns, Callback<Result<ObjectList<Lease>>> done) override {
-    inner_->List(ns, Hop(std::move(done)));
+  void List(const std::string& ns, const ListOptions& opts,
+            Callback<Result<ObjectList<Lease>>> done) override {
+    inner_->List(ns, opts, Hop(std::move(done)));
+  }
+  std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
+                                  const std::string& resource_version,
+                                  std::function<void(const ApiWatchEvent<Lease>&)> on_event) override {
+    return executor_api::WatchOnExecutor<Lease>(inner_, executor_, ns, opts, resource_version,
+                                                std::move(on_event));
   }
   void Create(const std::string& ns, Lease lease, Callback<Result<LeasePtr>> done) override {
     inner_->Create(ns, std::move(lease), Hop(std::move(done)));

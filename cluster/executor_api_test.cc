@@ -75,7 +75,7 @@ TEST(ExecutorApiTest, LeaseCallbacksRunOnTheGivenExecutor) {
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     ++replies;
   });
-  api.leases().List(kNodeLeaseNamespace, [&](const Result<ObjectList<Lease>>& r) {
+  api.leases().List(kNodeLeaseNamespace, {}, [&](const Result<ObjectList<Lease>>& r) {
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->items.size(), 1u);
     ++replies;

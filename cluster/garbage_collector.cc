@@ -398,17 +398,18 @@ void GarbageCollector::CollectLeases() {
     return;
   }
   leases_listing_ = true;
-  cluster_->leases().List(kNodeLeaseNamespace, [this, alive = alive_](const Result<ObjectList<Lease>>& r) {
-    if (!*alive) return;
-    leases_listing_ = false;
-    if (r.ok()) {
-      for (const LeasePtr& lease : r->items) CollectLease(lease);
-    }  // else the resync lists again
-    if (leases_again_) {
-      leases_again_ = false;
-      CollectLeases();
-    }
-  });
+  cluster_->leases().List(kNodeLeaseNamespace, ListOptions{},
+                          [this, alive = alive_](const Result<ObjectList<Lease>>& r) {
+                            if (!*alive) return;
+                            leases_listing_ = false;
+                            if (r.ok()) {
+                              for (const LeasePtr& lease : r->items) CollectLease(lease);
+                            }  // else the resync lists again
+                            if (leases_again_) {
+                              leases_again_ = false;
+                              CollectLeases();
+                            }
+                          });
 }
 
 void GarbageCollector::CollectLease(const LeasePtr& lease) {

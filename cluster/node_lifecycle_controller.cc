@@ -25,6 +25,12 @@ NodeLifecycleController::NodeLifecycleController(NodeLifecycleOptions options, A
   nodes_ = &caches->nodes();
   nodes_->AddHandlers(std::move(nh));
   pods_ = &caches->pods();
+  ObjectCache<Lease>::Handlers lh;
+  lh.on_upsert = [this, alive = alive_](const LeasePtr&, const LeasePtr& l) {
+    if (*alive) OnLease(*l);
+  };
+  leases_ = &caches->node_leases();
+  leases_->AddHandlers(std::move(lh));
 }
 
 NodeLifecycleController::~NodeLifecycleController() { *alive_ = false; }
@@ -44,10 +50,14 @@ void NodeLifecycleController::Start() {
 void NodeLifecycleController::OnNode(const NodePtr& node) {
   const NodeCondition* ready = FindNodeCondition(node->status, "Ready");
   Probe& p = probes_[node->metadata.name];
+  const bool first = p.seen == TimePoint{};
   std::optional<TimePoint> beat = ready ? ready->last_heartbeat_time : std::nullopt;
-  if (p.seen == TimePoint{} || beat != p.heartbeat) {
+  if (first || beat != p.heartbeat) {
     p.heartbeat = beat;
     p.seen = clock_->Now();
+  }
+  if (first) {  // its lease may have come first
+    if (LeasePtr lease = leases_->Get(kNodeLeaseNamespace, node->metadata.name)) OnLease(*lease);
   }
   if (IsNodeReady(*node) && HasTaint(*node, kTaintUnreachable)) SetTaint(node, false);
 }
@@ -66,16 +76,9 @@ void NodeLifecycleController::Monitor() {
   executor_->Schedule(options_.monitor_period, [this, alive = alive_] {
     if (*alive) Monitor();
   });
-  if (!nodes_->synced() || !pods_->synced() || listing_leases_) return;
-  listing_leases_ = true;
-  cluster_->leases().List(kNodeLeaseNamespace, [this, alive = alive_](const Result<ObjectList<Lease>>& r) {
-    if (!*alive) return;
-    listing_leases_ = false;
-    // Without the leases a node cannot be judged: a failed list judges nothing this period.
-    if (!r.ok()) return;
-    for (const LeasePtr& l : r->items) OnLease(*l);
-    Judge();
-  });
+  // Without every renewal a node cannot be judged: nothing is judged while the lease watch is down.
+  if (!nodes_->synced() || !pods_->synced() || !leases_->live()) return;
+  Judge();
 }
 
 void NodeLifecycleController::Judge() {

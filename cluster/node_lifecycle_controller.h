@@ -3,11 +3,11 @@
 // - A node's heartbeat is the newer of its Lease's renewTime (kube-node-lease/<node>) and its Ready
 //   condition's lastHeartbeatTime. The controller remembers, on its own clock, when it last saw
 //   either move forward (as kube does, so clock skew between node and controller does not matter); a
-//   node gets the grace period from when the controller started. Leases are read by one list of
-//   kube-node-lease per monitor_period (no lease watch); when that list fails nothing is judged that
-//   period.
-// - Every monitor_period, after the lease list: a node whose heartbeat has not changed for longer than
-// grace_period gets
+//   node gets the grace period from when the controller started. Leases are watched (a list+watch
+//   cache of kube-node-lease, as kube's lease informer), so a renewal is seen as it lands; while that
+//   watch is down (from its end until the re-list after it) nothing is judged, since a renewal may
+//   have been missed.
+// - Every monitor_period: a node whose heartbeat has not changed for longer than grace_period gets
 //   Ready=Unknown (reason NodeStatusUnknown) and the node.kubernetes.io/unreachable NoExecute taint,
 //   and every pod on it is marked Ready=False. Once a node has been Unknown for eviction_timeout
 //   (measured from Ready's lastTransitionTime), its pods are deleted (gracefully: the pod GC finishes
@@ -71,7 +71,7 @@ class NodeLifecycleController {
 
   void OnNode(const NodePtr& node);
   void OnLease(const Lease& lease);
-  // Lists the leases, then judges every node.
+  // Judges every node, when the caches allow.
   void Monitor();
   void Judge();
   void MarkUnknown(const NodePtr& node);
@@ -91,13 +91,13 @@ class NodeLifecycleController {
   std::map<std::string, Probe> probes_;  // by node name
   std::set<std::string> in_flight_;      // node and pod keys with a write in flight
   std::set<std::string> evicted_;        // pod uids deleted by eviction
-  bool listing_leases_ = false;
   NodeLifecycleCounters counters_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::unique_ptr<SharedCaches> own_caches_;  // when given none
   SharedCaches* caches_ = nullptr;
   ObjectCache<Node>* nodes_ = nullptr;
   ObjectCache<Pod>* pods_ = nullptr;
+  ObjectCache<Lease>* leases_ = nullptr;
 };
 
 }  // namespace rcsim

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
 
 #include "cluster/cluster_test_world.h"
 #include "cluster/node_agent.h"
@@ -112,6 +115,125 @@ TEST(NodeLifecycleControllerTest, ARenewedLeaseKeepsANodeReadyWithoutStatusPosts
   EXPECT_GT(noticed, std::chrono::seconds(30)) << "not before the grace period (from the last renewal)";
   EXPECT_LE(noticed, std::chrono::seconds(50));
   EXPECT_EQ(FindNodeCondition(w.GetNode("n1")->status, "Ready")->status, "Unknown");
+}
+
+// A ClusterApi whose Lease reads fail while down (as when the API server is unreachable): SetDown(true)
+// ends every open lease watch with kError, and while down a list answers kUnavailable and a watch ends at
+// once. Everything else goes to `inner`.
+class LeaseReadsCanFail final : public ClusterApi, public LeaseClient {
+ public:
+  explicit LeaseReadsCanFail(ClusterApi* inner, Executor* executor) : inner_(inner), executor_(executor) {}
+
+  void SetDown(bool down) {
+    down_ = down;
+    if (!down) return;
+    for (const std::shared_ptr<Open>& w : open_) {
+      if (std::exchange(w->ended, true)) continue;
+      EndSoon(w->on_event);
+    }
+    open_.clear();
+  }
+
+  ResourceClient<Node>& nodes() override { return inner_->nodes(); }
+  LeaseClient& leases() override { return *this; }
+  void BindPod(const std::string& ns, Binding binding, Callback<Status> done) override {
+    inner_->BindPod(ns, std::move(binding), std::move(done));
+  }
+
+  void List(const std::string& ns, const ListOptions& opts,
+            Callback<Result<ObjectList<Lease>>> done) override {
+    if (!down_) return inner_->leases().List(ns, opts, std::move(done));
+    executor_->Post([done = std::move(done)] { done(Status(Code::kUnavailable, "lease reads are down")); });
+  }
+  std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts, const std::string& rv,
+                                  std::function<void(const ApiWatchEvent<Lease>&)> on_event) override {
+    auto w = std::make_shared<Open>();
+    w->on_event = std::move(on_event);
+    if (down_) {
+      w->ended = true;
+      EndSoon(w->on_event);
+      return std::make_unique<ApiWatch>();
+    }
+    open_.push_back(w);
+    return inner_->leases().Watch(ns, opts, rv, [w](const ApiWatchEvent<Lease>& ev) {
+      if (!w->ended) w->on_event(ev);
+    });
+  }
+  void Get(const std::string& ns, const std::string& name, Callback<Result<LeasePtr>> done) override {
+    inner_->leases().Get(ns, name, std::move(done));
+  }
+  void Create(const std::string& ns, Lease lease, Callback<Result<LeasePtr>> done) override {
+    inner_->leases().Create(ns, std::move(lease), std::move(done));
+  }
+  void Update(Lease lease, Callback<Result<LeasePtr>> done) override {
+    inner_->leases().Update(std::move(lease), std::move(done));
+  }
+  void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
+              Callback<Result<LeasePtr>> done) override {
+    inner_->leases().Delete(ns, name, opts, std::move(done));
+  }
+
+ private:
+  struct Open {
+    bool ended = false;
+    std::function<void(const ApiWatchEvent<Lease>&)> on_event;
+  };
+  void EndSoon(std::function<void(const ApiWatchEvent<Lease>&)> on_event) {
+    executor_->Post([on_event = std::move(on_event)] {
+      ApiWatchEvent<Lease> ev;
+      ev.type = ApiWatchEvent<Lease>::Type::kError;
+      ev.error = Status(Code::kUnavailable, "lease reads are down");
+      on_event(ev);
+    });
+  }
+
+  ClusterApi* const inner_;
+  Executor* const executor_;
+  bool down_ = false;
+  std::vector<std::shared_ptr<Open>> open_;
+};
+
+// The controller watches the Leases. While that watch is down it cannot see renewals, so it judges no
+// node (a node renewing its lease all along must not be marked Unknown); once the watch is back it
+// sees the renewals again, and a node that stops renewing is Unknown after the grace period.
+TEST(NodeLifecycleControllerTest, NoNodeIsJudgedWhileTheLeaseWatchIsDown) {
+  ClusterTestWorld w;
+  NullTraceSink trace;
+  ASSERT_TRUE(w.CreateNode(ClusterTestWorld::MakeNode("n1", w.loop().Now())));
+  LeaseRegistry leases(&w.registry().context());
+  Lease l;
+  l.metadata.name = "n1";
+  l.spec.renew_time = w.loop().Now();
+  ASSERT_TRUE(leases.Create(kNodeLeaseNamespace, l).ok());
+  LeaseReadsCanFail cluster(&w.api(), &w.loop());
+  NodeLifecycleOptions lo;
+  lo.grace_period = std::chrono::seconds(40);
+  NodeLifecycleController nlc(lo, &w.api(), &cluster, &w.loop(), &w.loop(), &trace);
+  nlc.Start();
+  bool renewing = true;
+  std::function<void()> renew = [&] {
+    if (!renewing) return;
+    Lease next = **leases.Get(kNodeLeaseNamespace, "n1");
+    next.spec.renew_time = w.loop().Now();
+    ASSERT_TRUE(leases.Update(next).ok());
+    w.loop().Schedule(std::chrono::seconds(10), renew);
+  };
+  renew();
+  w.loop().RunFor(std::chrono::minutes(1));
+  ASSERT_TRUE(IsNodeReady(*w.GetNode("n1")));
+
+  cluster.SetDown(true);
+  w.loop().RunFor(std::chrono::minutes(3));
+  EXPECT_TRUE(IsNodeReady(*w.GetNode("n1"))) << "judged without the renewals";
+  EXPECT_EQ(nlc.counters().marked_unknown, 0u);
+
+  cluster.SetDown(false);
+  w.loop().RunFor(std::chrono::minutes(1));
+  EXPECT_TRUE(IsNodeReady(*w.GetNode("n1"))) << "the renewals are seen again";
+  renewing = false;
+  const TimePoint t0 = w.loop().Now();
+  ASSERT_TRUE(w.RunUntil([&] { return !IsNodeReady(*w.GetNode("n1")); }, std::chrono::minutes(2)));
+  EXPECT_GT(w.loop().Now() - t0, std::chrono::seconds(30)) << "not before the grace period";
 }
 
 TEST(PodGcTest, DeletesTerminatedBeyondThresholdAndPodsOfMissingNodes) {

@@ -1,8 +1,8 @@
-// ObjectCache<T>: a list+watch cache of one resource over a ResourceClient, as client-go's reflector
-// and store: lists, then watches from the list's resourceVersion; a watch that ends (kError: kGone
-// after compaction, a dropped stream) is re-listed after `relist_delay` and the difference delivered
-// as upserts and deletes, so a consumer sees every object's latest state exactly as if it had
-// watched without a gap.
+// ObjectCache<T>: a list+watch cache of one resource over a ListWatchClient (a ResourceClient, or the
+// LeaseClient), as client-go's reflector and store: lists, then watches from the list's resourceVersion; a
+// watch that ends (kError: kGone after compaction, a dropped stream) is re-listed after `relist_delay` and
+// the difference delivered as upserts and deletes, so a consumer sees every object's latest state exactly as
+// if it had watched without a gap.
 //
 // Handlers: on_upsert(old_or_null, new) for ADDED/MODIFIED (and for objects found by a re-list),
 // on_delete(last_state) for DELETED (and for objects a re-list no longer finds). One cache may serve
@@ -43,7 +43,7 @@ class ObjectCache {
     std::function<void()> on_synced;  // after each (re-)list has been delivered
   };
 
-  ObjectCache(ResourceClient<T>* client, Executor* executor, std::string ns, ListOptions opts,
+  ObjectCache(ListWatchClient<T>* client, Executor* executor, std::string ns, ListOptions opts,
               Handlers handlers, Duration relist_delay = std::chrono::seconds(1))
       : state_(std::make_shared<State>()) {
     state_->client = client;
@@ -102,6 +102,9 @@ class ObjectCache {
   }
   std::size_t size() const { return state_->objects.size(); }
   bool synced() const { return state_->synced; }
+  // Listed and watching: false before the first list and from a watch's end (or a failed list) until
+  // the re-list that follows has been delivered. While false the cache may miss changes.
+  bool live() const { return state_->live; }
   uint64_t relists() const { return state_->relists; }
 
   static std::string KeyOf(const T& obj) {
@@ -147,7 +150,7 @@ class ObjectCache {
   static KeyParts PartsOf(const T& obj) { return KeyParts{obj.metadata.namespace_, obj.metadata.name}; }
 
   struct State {
-    ResourceClient<T>* client = nullptr;
+    ListWatchClient<T>* client = nullptr;
     Executor* executor = nullptr;
     std::string ns;
     ListOptions opts;
@@ -156,6 +159,7 @@ class ObjectCache {
     bool alive = true;
     bool started = false;
     bool synced = false;
+    bool live = false;
     uint64_t relists = 0;
     uint64_t generation = 0;  // bumped per (re-)list; stale watch callbacks are ignored
     std::unordered_map<std::string, Ptr, KeyHash, KeyEqual> objects;
@@ -212,6 +216,7 @@ class ObjectCache {
         Upsert(*s, obj);
       }
       s->synced = true;
+      s->live = true;
       for (std::size_t i = 0; i < s->handlers.size() && s->alive; ++i) {
         if (s->handlers[i].on_synced) s->handlers[i].on_synced();
       }
@@ -236,6 +241,7 @@ class ObjectCache {
   }
 
   static void RelistLater(const std::shared_ptr<State>& s) {
+    s->live = false;
     ++s->relists;
     std::weak_ptr<State> weak = s;
     s->executor->Schedule(s->relist_delay, [weak] {

@@ -5,8 +5,9 @@
 // the caches it reads (ObjectCache::AddHandlers) before they start; Start() starts the caches asked for
 // so far, once.
 //
-// The caches are created on first use, with the default relist delay (1 s) and no selector. A
-// controller given no SharedCaches makes its own (tests build controllers alone).
+// The caches are created on first use, with the default relist delay (1 s) and no selector; the node
+// Leases' cache holds kube-node-lease only. A controller given no SharedCaches makes its own (tests build
+// controllers alone).
 //
 // Thread-safety: none; as ObjectCache, everything runs on the Executor's thread. Must outlive every
 // controller that uses it; their handlers check that their controller is still alive.
@@ -19,6 +20,7 @@
 #include "engine/api_client.h"
 #include "engine/cluster_api.h"
 #include "engine/executor.h"
+#include "engine/lease.h"
 #include "engine/node_types.h"
 
 namespace rcsim {
@@ -45,11 +47,21 @@ class SharedCaches {
     return *nodes_;
   }
 
+  // The node heartbeat Leases (kube-node-lease). Needs a ClusterApi.
+  ObjectCache<Lease>& node_leases() {
+    if (!node_leases_) {
+      node_leases_ = std::make_unique<ObjectCache<Lease>>(&cluster_->leases(), executor_, kNodeLeaseNamespace,
+                                                          ListOptions{}, ObjectCache<Lease>::Handlers{});
+    }
+    return *node_leases_;
+  }
+
   // Starts every cache asked for so far (each once); call it after every controller added its handlers.
   void Start() {
     if (controllers_) controllers_->Start();
     if (pods_) pods_->Start();
     if (nodes_) nodes_->Start();
+    if (node_leases_) node_leases_->Start();
   }
 
  private:
@@ -65,6 +77,7 @@ class SharedCaches {
   std::unique_ptr<ObjectCache<ReplicationController>> controllers_;
   std::unique_ptr<ObjectCache<Pod>> pods_;
   std::unique_ptr<ObjectCache<Node>> nodes_;
+  std::unique_ptr<ObjectCache<Lease>> node_leases_;
 };
 
 }  // namespace rcsim

@@ -117,14 +117,26 @@ struct OwnerReferencePatch {
   std::string remove_uid;             // non-empty: remove the reference to this owner
 };
 
+// What a list+watch cache (cluster/object_cache.h) needs of a resource: the reads. Every
+// ResourceClient is one, and so is the LeaseClient (engine/cluster_api.h).
 template <typename T>
-class ResourceClient {
+class ListWatchClient {
+ public:
+  virtual ~ListWatchClient() = default;
+  virtual void List(const std::string& ns, const ListOptions& opts, Callback<Result<ObjectList<T>>> done) = 0;
+  // Events after `resource_version` (or, when it is "" or "0", an ADDED event per object listed
+  // first); a kError event (kGone after a compaction) ends the watch.
+  virtual std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
+                                          const std::string& resource_version,
+                                          std::function<void(const ApiWatchEvent<T>&)> on_event) = 0;
+};
+
+template <typename T>
+class ResourceClient : public ListWatchClient<T> {
  public:
   using Ptr = std::shared_ptr<const T>;
-  virtual ~ResourceClient() = default;
 
   virtual void Get(const std::string& ns, const std::string& name, Callback<Result<Ptr>> done) = 0;
-  virtual void List(const std::string& ns, const ListOptions& opts, Callback<Result<ObjectList<T>>> done) = 0;
   virtual void Create(const std::string& ns, T object, Callback<Result<Ptr>> done) = 0;
   virtual void Update(T object, Callback<Result<Ptr>> done) = 0;
   virtual void UpdateStatus(T object, Callback<Result<Ptr>> done) = 0;
@@ -133,9 +145,6 @@ class ResourceClient {
   // Counted as a kPatch call.
   virtual void PatchOwnerReferences(const std::string& ns, const std::string& name,
                                     const OwnerReferencePatch& patch, Callback<Result<Ptr>> done) = 0;
-  virtual std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
-                                          const std::string& resource_version,
-                                          std::function<void(const ApiWatchEvent<T>&)> on_event) = 0;
 };
 
 // A ResourceClient that passes every call to `inner`: the base of wrappers that change a few

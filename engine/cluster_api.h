@@ -12,10 +12,12 @@
 //   registry/lease_registry.h's semantics: Create assigns uid and creationTimestamp (kAlreadyExists if
 //   the name is taken); Update is a PUT with optimistic concurrency (a stale non-empty
 //   resourceVersion gives kConflict, an empty one is unconditional; kNotFound if absent); List gives a
-//   namespace's leases in name order and the revision read at; Delete honours the uid and
-//   resourceVersion preconditions (kConflict) and gives the deleted lease (kNotFound if absent). No
-//   watch: readers list (the node lifecycle controller once per monitor period, the garbage collector
-//   when a Node goes).
+//   namespace's leases in name order and the revision read at, filtered by the label selector and
+//   metadata.name (any other field selector but metadata.namespace is kBadRequest); Watch gives the
+//   changes after a revision as ApiClient's watches do (kGone past a compaction); Delete honours the
+//   uid and resourceVersion preconditions (kConflict) and gives the deleted lease (kNotFound if
+//   absent). The node lifecycle controller watches kube-node-lease (a list+watch cache); the garbage
+//   collector lists it when a Node goes.
 // - BindPod sets spec.nodeName of a pod that has none and adds condition PodScheduled=True; kConflict
 //   if the pod is already bound (to any node), kNotFound if it does not exist (or its uid differs from
 //   binding.metadata.uid when that is set).
@@ -31,11 +33,10 @@
 
 namespace rcsim {
 
-class LeaseClient {
+// List and Watch come from ListWatchClient<Lease>.
+class LeaseClient : public ListWatchClient<Lease> {
  public:
-  virtual ~LeaseClient() = default;
   virtual void Get(const std::string& ns, const std::string& name, Callback<Result<LeasePtr>> done) = 0;
-  virtual void List(const std::string& ns, Callback<Result<ObjectList<Lease>>> done) = 0;
   virtual void Create(const std::string& ns, Lease lease, Callback<Result<LeasePtr>> done) = 0;
   virtual void Update(Lease lease, Callback<Result<LeasePtr>> done) = 0;
   virtual void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,

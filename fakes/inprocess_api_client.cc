@@ -3,6 +3,33 @@
 #include <utility>
 
 namespace rcsim {
+namespace {
+
+// A watch's handler, shared by its handle and the events posted: an event posted before the handle
+// went runs only while the handle lives.
+template <typename T>
+struct WatchShared : std::enable_shared_from_this<WatchShared<T>> {
+  std::atomic<bool> alive{true};
+  std::function<void(const ApiWatchEvent<T>&)> on_event;
+
+  void Post(Executor* executor, const ApiWatchEvent<T>& ev) {
+    executor->Post([shared = this->shared_from_this(), ev] {
+      if (shared->alive.load()) shared->on_event(ev);
+    });
+  }
+};
+
+template <typename T>
+struct WatchHandle final : ApiWatch {
+  ~WatchHandle() override {
+    shared->alive.store(false);
+    registry_watch.reset();
+  }
+  std::shared_ptr<WatchShared<T>> shared = std::make_shared<WatchShared<T>>();
+  std::unique_ptr<RegistryWatch> registry_watch;
+};
+
+}  // namespace
 
 template <typename T>
 class InProcessApiClient::Resource final : public ResourceClient<T> {
@@ -48,47 +75,26 @@ class InProcessApiClient::Resource final : public ResourceClient<T> {
                                   const std::string& resource_version,
                                   std::function<void(const ApiWatchEvent<T>&)> on_event) override {
     Count(Verb::kWatch);
-    auto handle = std::make_unique<WatchHandle>();
-    handle->shared = std::make_shared<Shared>();
+    auto handle = std::make_unique<WatchHandle<T>>();
     handle->shared->on_event = std::move(on_event);
-    std::weak_ptr<Shared> weak = handle->shared;
+    std::weak_ptr<WatchShared<T>> weak = handle->shared;
     Executor* executor = executor_;
     auto w = registry_->Watch(ns, opts, resource_version, [weak, executor](const ApiWatchEvent<T>& ev) {
       // Holding the shared state keeps on_event alive until it runs.
-      auto shared = weak.lock();
-      if (!shared) return;
-      executor->Post([shared, ev] {
-        if (shared->alive.load()) shared->on_event(ev);
-      });
+      if (auto shared = weak.lock()) shared->Post(executor, ev);
     });
-    if (!w.ok()) {
+    if (w.ok()) {
+      handle->registry_watch = std::move(*w);
+    } else {
       ApiWatchEvent<T> ev;
       ev.type = ApiWatchEvent<T>::Type::kError;
       ev.error = w.status();
-      std::shared_ptr<Shared> shared = handle->shared;
-      executor_->Post([shared, ev] {
-        if (shared->alive.load()) shared->on_event(ev);
-      });
-    } else {
-      handle->registry_watch = std::move(*w);
+      handle->shared->Post(executor_, ev);
     }
     return handle;
   }
 
  private:
-  struct Shared {
-    std::atomic<bool> alive{true};
-    std::function<void(const ApiWatchEvent<T>&)> on_event;
-  };
-  struct WatchHandle final : ApiWatch {
-    ~WatchHandle() override {
-      shared->alive.store(false);
-      registry_watch.reset();
-    }
-    std::shared_ptr<Shared> shared;
-    std::unique_ptr<RegistryWatch> registry_watch;
-  };
-
   void Count(Verb verb) { (*counters_)[static_cast<std::size_t>(verb)].fetch_add(1); }
 
   template <typename R>
@@ -111,9 +117,32 @@ class InProcessApiClient::Leases final : public LeaseClient {
     Count(Verb::kGet);
     Reply(std::move(done), registry_->Get(ns, name));
   }
-  void List(const std::string& ns, Callback<Result<ObjectList<Lease>>> done) override {
+  void List(const std::string& ns, const ListOptions& opts,
+            Callback<Result<ObjectList<Lease>>> done) override {
     Count(Verb::kList);
-    Reply(std::move(done), registry_->List(ns));
+    Reply(std::move(done), registry_->List(ns, opts));
+  }
+  // As Resource<T>::Watch: every event is posted to the executor, and none runs once the handle is gone.
+  std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
+                                  const std::string& resource_version,
+                                  std::function<void(const ApiWatchEvent<Lease>&)> on_event) override {
+    Count(Verb::kWatch);
+    auto handle = std::make_unique<WatchHandle<Lease>>();
+    handle->shared->on_event = std::move(on_event);
+    std::weak_ptr<WatchShared<Lease>> weak = handle->shared;
+    Executor* executor = executor_;
+    auto w = registry_->Watch(ns, opts, resource_version, [weak, executor](const ApiWatchEvent<Lease>& ev) {
+      if (auto shared = weak.lock()) shared->Post(executor, ev);
+    });
+    if (w.ok()) {
+      handle->registry_watch = std::move(*w);
+    } else {
+      ApiWatchEvent<Lease> ev;
+      ev.type = ApiWatchEvent<Lease>::Type::kError;
+      ev.error = w.status();
+      handle->shared->Post(executor_, ev);
+    }
+    return handle;
   }
   void Create(const std::string& ns, Lease lease, Callback<Result<LeasePtr>> done) override {
     Count(Verb::kCreate);
@@ -121,7 +150,7 @@ class InProcessApiClient::Leases final : public LeaseClient {
   }
   void Update(Lease lease, Callback<Result<LeasePtr>> done) override {
     Count(Verb::kUpdate);
-    Reply(std::move(done), registry_->Update(std::move(lease)));
+    Reply(std::move(done), registry_->Update(lease));
   }
   void Delete(const std::string& ns, const std::string& name, const DeleteOptions& opts,
               Callback<Result<LeasePtr>> done) override {

@@ -1,6 +1,6 @@
 #include "registry/lease_registry.h"
 
-#include "registry/json_watch.h"
+#include "engine/codec.h"
 #include "registry/validation.h"
 
 namespace rcsim {
@@ -123,31 +123,95 @@ Result<ObjectList<Lease>> LeaseRegistry::List(const std::string& ns, const ListO
   return list;
 }
 
+namespace {
+
+class LeaseWatch final : public RegistryWatch {
+ public:
+  std::unique_ptr<rcsim::Watch> watch;
+};
+
+const char* WatchTypeName(ApiWatchEvent<Lease>::Type type) {
+  using Type = ApiWatchEvent<Lease>::Type;
+  switch (type) {
+    case Type::kAdded: return "ADDED";
+    case Type::kModified: return "MODIFIED";
+    case Type::kDeleted: return "DELETED";
+    case Type::kBookmark: return "BOOKMARK";
+    case Type::kError: return "ERROR";
+  }
+  return "ERROR";
+}
+
+}  // namespace
+
 Result<std::unique_ptr<RegistryWatch>> LeaseRegistry::Watch(
     const std::string& ns, const ListOptions& opts, const std::string& resource_version,
-    std::function<void(const nlohmann::json& event)> on_event, std::function<void()> on_end) {
+    std::function<void(const ApiWatchEvent<Lease>&)> on_event) {
+  using Type = ApiWatchEvent<Lease>::Type;
   if (Status s = CheckLeaseFields(opts); !s.ok()) return s;
   int64_t from = 0;
   if (resource_version.empty() || resource_version == "0") {
     auto list = List(ns, opts);
     if (!list.ok()) return list.status();
-    for (const LeasePtr& l : list->items) on_event({{"type", "ADDED"}, {"object", LeaseToJson(*l)}});
+    for (const LeasePtr& l : list->items) {
+      ApiWatchEvent<Lease> ev;
+      ev.type = Type::kAdded;
+      ev.object = l;
+      on_event(ev);
+    }
     from = std::stoll(list->resource_version);
   } else {
     Result<int64_t> rv = ParseResourceVersion(resource_version);
     if (!rv.ok()) return rv.status();
     from = *rv;
   }
-  // Each change's object is decoded and written back as Get gives it (the stored form has no
-  // resourceVersion); one that does not decode as a Lease is skipped.
-  auto filter = [opts](const std::string&, std::string*, nlohmann::json* obj) {
-    Result<Lease> lease = LeaseFromJson(*obj);
-    if (!lease.ok() || !LeaseMatches(*lease, opts)) return false;
-    *obj = LeaseToJson(*lease);
-    return true;
-  };
-  return StartJsonWatch(ctx_->store(), LeasePrefix(ns), from, std::move(filter), std::move(on_event),
-                        std::move(on_end));
+  WatchRequest req;
+  req.key = LeasePrefix(ns);
+  req.range_end = PrefixEnd(req.key);
+  req.start_revision = from + 1;
+  req.prev_kv = true;
+  auto out = std::make_unique<LeaseWatch>();
+  out->watch = ctx_->store()->StartWatch(req, [opts, on_event = std::move(on_event)](const WatchResponse& r) {
+    if (r.canceled) {
+      ApiWatchEvent<Lease> ev;
+      ev.type = Type::kError;
+      ev.error = r.compact_revision > 0 ? Status(Code::kGone, "too old resource version")
+                                        : Status(Code::kInternal, r.status.message());
+      on_event(ev);
+      return;
+    }
+    for (const WatchEvent& e : r.events) {
+      const bool put = e.type == WatchEvent::Type::kPut;
+      const KeyValue* kv = put ? &e.kv : (e.prev_kv ? &*e.prev_kv : nullptr);
+      if (kv == nullptr) continue;
+      // A deleted lease is its last stored state at the deletion's revision; one that does not decode
+      // is skipped, as lists skip it.
+      Result<Lease> lease = DecodeLease(kv->value.bytes());
+      if (!lease.ok() || !LeaseMatches(*lease, opts)) continue;
+      lease->metadata.resource_version = std::to_string(e.kv.mod_revision);
+      ApiWatchEvent<Lease> ev;
+      ev.type = !put                                        ? Type::kDeleted
+                : e.kv.create_revision == e.kv.mod_revision ? Type::kAdded
+                                                            : Type::kModified;
+      ev.object = std::make_shared<const Lease>(std::move(lease).value());
+      on_event(ev);
+    }
+  });
+  return std::unique_ptr<RegistryWatch>(std::move(out));
+}
+
+Result<std::unique_ptr<RegistryWatch>> LeaseRegistry::Watch(
+    const std::string& ns, const ListOptions& opts, const std::string& resource_version,
+    std::function<void(const nlohmann::json& event)> on_event, std::function<void()> on_end) {
+  return Watch(ns, opts, resource_version,
+               [on_event = std::move(on_event), on_end = std::move(on_end)](const ApiWatchEvent<Lease>& ev) {
+                 if (ev.type == ApiWatchEvent<Lease>::Type::kError) {
+                   on_event({{"type", "ERROR"}, {"object", StatusToJson(ev.error)}});
+                   on_end();
+                   return;
+                 }
+                 on_event({{"type", WatchTypeName(ev.type)}, {"object", LeaseToJson(*ev.object)}});
+               });
 }
 
 Result<LeasePtr> LeaseRegistry::Create(const std::string& ns, Lease lease) {

@@ -44,9 +44,16 @@ class LeaseRegistry {
   // field selector but metadata.namespace is kBadRequest, as kube-apiserver answers for leases.
   Result<ObjectList<Lease>> List(const std::string& ns, const ListOptions& opts);
   // Watches the leases of `ns` ("" = all) matching `opts` (as List): from resource_version, or, when it
-  // is "" or "0", an ADDED event per lease listed first. Events are {"type", "object"} JSON, the object
-  // as Get gives it; a value that does not decode is skipped (json_watch.h). kGone for a compacted
-  // resource_version (as an ERROR event).
+  // is "" or "0", an ADDED event per lease listed first. Each object is the lease as Get gives it (a
+  // deleted one: its last state, at the deletion's revision); a value that does not decode is skipped.
+  // The watch ends with a kError event: kGone for a compacted resource_version, kInternal when the
+  // store ends it. on_event runs on the store's watch thread (before Watch returns for the listed
+  // leases), in order.
+  Result<std::unique_ptr<RegistryWatch>> Watch(const std::string& ns, const ListOptions& opts,
+                                               const std::string& resource_version,
+                                               std::function<void(const ApiWatchEvent<Lease>&)> on_event);
+  // As above, as the HTTP server writes it: {"type", "object"} JSON per event, and the error as an
+  // ERROR event with a Status object (410 Expired after a compaction), followed by on_end.
   Result<std::unique_ptr<RegistryWatch>> Watch(const std::string& ns, const ListOptions& opts,
                                                const std::string& resource_version,
                                                std::function<void(const nlohmann::json& event)> on_event,

@@ -748,6 +748,33 @@ Result<std::shared_ptr<const T>> ObjectOf(Result<HttpReply> reply) {
   return DecodeObjectResponse<T>(reply->body);
 }
 
+// A watch of `target` whose lines are decoded as T's events; a line that does not decode ends it with a
+// kError event, as does a failed stream.
+template <typename T>
+std::unique_ptr<ApiWatch> OpenTypedWatch(HttpTransport* t, const std::string& target,
+                                         std::function<void(const ApiWatchEvent<T>&)> on_event) {
+  auto shared_on_event = std::make_shared<std::function<void(const ApiWatchEvent<T>&)>>(std::move(on_event));
+  auto on_line = [shared_on_event](std::string_view line) {
+    Result<ApiWatchEvent<T>> ev = DecodeWatchLine<T>(line);
+    if (!ev.ok()) {
+      ApiWatchEvent<T> error;
+      error.type = ApiWatchEvent<T>::Type::kError;
+      error.error = ev.status();
+      (*shared_on_event)(error);
+      return false;
+    }
+    (*shared_on_event)(*ev);
+    return ev->type != ApiWatchEvent<T>::Type::kError;
+  };
+  auto on_fail = [shared_on_event](const Status& status) {
+    ApiWatchEvent<T> error;
+    error.type = ApiWatchEvent<T>::Type::kError;
+    error.error = status;
+    (*shared_on_event)(error);
+  };
+  return std::make_unique<HttpApiWatch>(t->OpenWatch(target, std::move(on_line), std::move(on_fail)));
+}
+
 template <typename T>
 class HttpResourceClient final : public ResourceClient<T> {
  public:
@@ -815,28 +842,8 @@ class HttpResourceClient final : public ResourceClient<T> {
   std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
                                   const std::string& resource_version,
                                   std::function<void(const ApiWatchEvent<T>&)> on_event) override {
-    const std::string target = Path(ns, "") + "?" + WatchQuery(opts, resource_version);
-    auto shared_on_event =
-        std::make_shared<std::function<void(const ApiWatchEvent<T>&)>>(std::move(on_event));
-    auto on_line = [shared_on_event](std::string_view line) {
-      Result<ApiWatchEvent<T>> ev = DecodeWatchLine<T>(line);
-      if (!ev.ok()) {
-        ApiWatchEvent<T> error;
-        error.type = ApiWatchEvent<T>::Type::kError;
-        error.error = ev.status();
-        (*shared_on_event)(error);
-        return false;
-      }
-      (*shared_on_event)(*ev);
-      return ev->type != ApiWatchEvent<T>::Type::kError;
-    };
-    auto on_fail = [shared_on_event](const Status& status) {
-      ApiWatchEvent<T> error;
-      error.type = ApiWatchEvent<T>::Type::kError;
-      error.error = status;
-      (*shared_on_event)(error);
-    };
-    return std::make_unique<HttpApiWatch>(t_->OpenWatch(target, std::move(on_line), std::move(on_fail)));
+    return OpenTypedWatch<T>(t_, Path(ns, "") + "?" + WatchQuery(opts, resource_version),
+                             std::move(on_event));
   }
 
  private:
@@ -870,13 +877,22 @@ class HttpLeaseClient final : public LeaseClient {
     SendForLease("GET", Path(ns, name), "", std::move(done));
   }
 
-  void List(const std::string& ns, Callback<Result<ObjectList<Lease>>> done) override {
-    const std::string target = ns.empty() ? "/apis/coordination.k8s.io/v1/leases" : Path(ns, "");
+  void List(const std::string& ns, const ListOptions& opts,
+            Callback<Result<ObjectList<Lease>>> done) override {
+    std::string target = Collection(ns);
+    if (const std::string query = ListQuery(opts); !query.empty()) target += "?" + query;
     t_->Send("GET", target, "", [done = std::move(done)](Result<HttpReply> reply) {
       if (!reply.ok()) return done(reply.status());
       if (!Is2xx(reply->status)) return done(StatusFromHttp(reply->status, reply->body));
-      done(DecodeList(reply->body));
+      done(DecodeListResponse<Lease>(reply->body));
     });
+  }
+
+  std::unique_ptr<ApiWatch> Watch(const std::string& ns, const ListOptions& opts,
+                                  const std::string& resource_version,
+                                  std::function<void(const ApiWatchEvent<Lease>&)> on_event) override {
+    return OpenTypedWatch<Lease>(t_, Collection(ns) + "?" + WatchQuery(opts, resource_version),
+                                 std::move(on_event));
   }
 
   void Create(const std::string& ns, Lease lease, Callback<Result<LeasePtr>> done) override {
@@ -921,22 +937,9 @@ class HttpLeaseClient final : public LeaseClient {
     if (!name.empty()) p += "/" + PercentEncode(name);
     return p;
   }
-
-  static Result<ObjectList<Lease>> DecodeList(const std::string& body) {
-    nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("items") || !j["items"].is_array()) {
-      return Status(Code::kInternal, "lease list in reply: not a LeaseList");
-    }
-    ObjectList<Lease> out;
-    if (auto m = j.find("metadata"); m != j.end() && m->is_object()) {
-      if (auto rv = m->find("resourceVersion"); rv != m->end() && rv->is_string()) out.resource_version = *rv;
-    }
-    for (const nlohmann::json& item : j["items"]) {
-      Result<Lease> lease = LeaseFromJson(item);
-      if (!lease.ok()) return Status(Code::kInternal, "lease list in reply: " + lease.status().message());
-      out.items.push_back(std::make_shared<const Lease>(std::move(lease).value()));
-    }
-    return out;
+  // The leases of `ns`, or of every namespace when it is "".
+  static std::string Collection(const std::string& ns) {
+    return ns.empty() ? "/apis/coordination.k8s.io/v1/leases" : Path(ns, "");
   }
 
   void SendForLease(const char* method, const std::string& target, std::string&& body,

@@ -72,6 +72,8 @@ Result<std::shared_ptr<const T>> ObjectFrom(const json& j) {
 
 }  // namespace
 
+std::string RestResource<Lease>::Encode(const Lease& lease) { return EncodeLease(lease); }
+Result<Lease> RestResource<Lease>::FromJson(const nlohmann::json& j) { return LeaseFromJson(j); }
 std::string RestResource<Pod>::Encode(const Pod& pod) { return EncodePod(pod); }
 Result<Pod> RestResource<Pod>::FromJson(const nlohmann::json& j) { return PodFromJson(j); }
 std::string RestResource<ReplicationController>::Encode(const ReplicationController& rc) {
@@ -276,5 +278,8 @@ template Result<ApiWatchEvent<ReplicationController>> DecodeWatchLine<Replicatio
 template Result<std::shared_ptr<const Node>> DecodeObjectResponse<Node>(std::string_view);
 template Result<ObjectList<Node>> DecodeListResponse<Node>(std::string_view);
 template Result<ApiWatchEvent<Node>> DecodeWatchLine<Node>(std::string_view);
+template Result<std::shared_ptr<const Lease>> DecodeObjectResponse<Lease>(std::string_view);
+template Result<ObjectList<Lease>> DecodeListResponse<Lease>(std::string_view);
+template Result<ApiWatchEvent<Lease>> DecodeWatchLine<Lease>(std::string_view);
 
 }  // namespace rcsim

@@ -12,13 +12,15 @@
 #include <string_view>
 
 #include "engine/api_client.h"
+#include "engine/lease.h"
 #include "engine/node_types.h"
 #include "engine/status.h"
 #include "engine/types.h"
 
 namespace rcsim {
 
-// What differs between the two resources on the wire. Specialised for Pod and ReplicationController.
+// What differs between the resources on the wire. Specialised for Pod, ReplicationController, Node and
+// Lease.
 template <typename T>
 struct RestResource;
 
@@ -41,6 +43,15 @@ struct RestResource<Node> {
   static constexpr const char* kPlural = "nodes";
   static std::string Encode(const Node& node);
   static Result<Node> FromJson(const nlohmann::json& j);
+};
+
+// coordination.k8s.io/v1 Leases: only the codec (their paths are under /apis/coordination.k8s.io/v1,
+// which the lease client builds itself).
+template <>
+struct RestResource<Lease> {
+  static constexpr const char* kPlural = "leases";
+  static std::string Encode(const Lease& lease);
+  static Result<Lease> FromJson(const nlohmann::json& j);
 };
 
 // Percent-encodes everything but RFC 3986 unreserved characters (A-Z a-z 0-9 - . _ ~), so the result

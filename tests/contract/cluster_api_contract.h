@@ -182,8 +182,7 @@ TYPED_TEST_P(ClusterApiContractTest, NodesAreClusterScopedAndKeepTheirStatus) {
   EXPECT_EQ(this->GetNode(name).status().code(), Code::kNotFound);
 }
 
-// Node heartbeats: one Lease per node in kube-node-lease, renewed with optimistic concurrency, read by
-// the node lifecycle controller with a list.
+// Node heartbeats: one Lease per node in kube-node-lease, renewed with optimistic concurrency, listed.
 TYPED_TEST_P(ClusterApiContractTest, NodeLeasesAreCreatedRenewedAndListed) {
   LeaseClient& leases = this->h_.cluster().leases();
   const std::string ns = kNodeLeaseNamespace;
@@ -224,7 +223,7 @@ TYPED_TEST_P(ClusterApiContractTest, NodeLeasesAreCreatedRenewedAndListed) {
   EXPECT_EQ((*got)->spec.lease_duration_seconds, 40);
   EXPECT_EQ((*got)->metadata.resource_version, (*r2)->metadata.resource_version);
 
-  auto list = this->template Await<Result<ObjectList<Lease>>>([&](auto cb) { leases.List(ns, cb); });
+  auto list = this->template Await<Result<ObjectList<Lease>>>([&](auto cb) { leases.List(ns, {}, cb); });
   ASSERT_TRUE(list.ok()) << list.status().ToString();
   EXPECT_FALSE(list->resource_version.empty());
   const Lease* listed = nullptr;
@@ -291,6 +290,75 @@ TYPED_TEST_P(ClusterApiContractTest, NodeLeaseKeepsItsOwnerAndIsDeletedWithPreco
           .status()
           .code(),
       Code::kNotFound);
+}
+
+// The node lifecycle controller watches kube-node-lease: a watch from a list's version sees a lease's
+// creation, its renewal and its deletion, in order, at the versions the writes returned; a selector on
+// metadata.name keeps the other leases out.
+TYPED_TEST_P(ClusterApiContractTest, NodeLeaseWatchSeesCreationRenewalAndDeletion) {
+  LeaseClient& leases = this->h_.cluster().leases();
+  const std::string ns = kNodeLeaseNamespace;
+  const std::string name = this->ns_ + "-watched";
+  ListOptions only;
+  ASSERT_TRUE(ParseFieldSelector("metadata.name=" + name, &only).ok());
+  auto list = this->template Await<Result<ObjectList<Lease>>>([&](auto cb) { leases.List(ns, only, cb); });
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  EXPECT_TRUE(list->items.empty());
+  api_contract::WatchRecorder<Lease> rec;
+  auto watch = leases.Watch(ns, only, list->resource_version, rec.Callback());
+
+  Lease other;
+  other.metadata.name = this->ns_ + "-other";
+  ASSERT_TRUE(this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Create(ns, other, cb); }).ok());
+  Lease lease;
+  lease.metadata.name = name;
+  lease.spec.holder_identity = name;
+  lease.spec.renew_time = TimePoint(std::chrono::seconds(1700000000));
+  auto created = this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Create(ns, lease, cb); });
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Lease renewed = **created;
+  renewed.spec.renew_time = TimePoint(std::chrono::seconds(1700000010));
+  auto r1 = this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Update(renewed, cb); });
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  ASSERT_TRUE(
+      this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Delete(ns, name, DeleteOptions{}, cb); })
+          .ok());
+
+  ASSERT_TRUE(this->h_.WaitFor([&] { return rec.size() >= 3; }, api_contract::kReplyTimeout));
+  using Type = ApiWatchEvent<Lease>::Type;
+  auto ev = rec.events();
+  ASSERT_EQ(ev.size(), 3u);  // the other lease, written first, would have come first
+  EXPECT_EQ(ev[0].type, static_cast<int>(Type::kAdded));
+  EXPECT_EQ(ev[0].name, name);
+  EXPECT_EQ(ev[0].resource_version, (*created)->metadata.resource_version);
+  EXPECT_EQ(ev[1].type, static_cast<int>(Type::kModified));
+  EXPECT_EQ(ev[1].resource_version, (*r1)->metadata.resource_version);
+  EXPECT_EQ(ev[2].type, static_cast<int>(Type::kDeleted));
+  EXPECT_EQ(ev[2].name, name);
+}
+
+// As every watch: from a compacted version it ends at once with kGone, and the watcher re-lists.
+TYPED_TEST_P(ClusterApiContractTest, NodeLeaseWatchFromACompactedVersionIsGone) {
+  LeaseClient& leases = this->h_.cluster().leases();
+  const std::string ns = kNodeLeaseNamespace;
+  Lease lease;
+  lease.metadata.name = this->ns_ + "-compacted";
+  auto created = this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Create(ns, lease, cb); });
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Lease renewed = **created;
+  for (int i = 0; i < 3; ++i) {
+    renewed.spec.renew_time = TimePoint(std::chrono::seconds(1700000000 + i));
+    renewed.metadata.resource_version.clear();
+    ASSERT_TRUE(this->template Await<Result<LeasePtr>>([&](auto cb) { leases.Update(renewed, cb); }).ok());
+  }
+  if (!this->h_.Compact()) GTEST_SKIP() << "the harness cannot compact";
+  api_contract::WatchRecorder<Lease> rec;
+  auto watch = leases.Watch(ns, {}, (*created)->metadata.resource_version, rec.Callback());
+  ASSERT_TRUE(this->h_.WaitFor([&] { return rec.size() >= 1; }, api_contract::kReplyTimeout));
+  auto ev = rec.events();
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].type, static_cast<int>(ApiWatchEvent<Lease>::Type::kError));
+  EXPECT_EQ(ev[0].error, Code::kGone);
 }
 
 TYPED_TEST_P(ClusterApiContractTest, BindingSetsNodeNameOnceAndPodScheduled) {
@@ -473,11 +541,12 @@ TYPED_TEST_P(ClusterApiContractTest, WatchByNodeNameSeesThePodOnceBound) {
 REGISTER_TYPED_TEST_SUITE_P(ClusterApiContractTest, NodesAreClusterScopedAndKeepTheirStatus,
                             NodeLeasesAreCreatedRenewedAndListed,
                             NodeLeaseKeepsItsOwnerAndIsDeletedWithPreconditions,
-                            BindingSetsNodeNameOnceAndPodScheduled, UnboundPodIsDeletedAtOnce,
-                            BoundPodIsDeletedGracefully, TerminatedBoundPodIsDeletedAtOnce,
-                            FinalizersHoldTheObjectUntilRemoved, ControllerDeletionDefaultsToOrphan,
-                            PropagationPolicySetsTheFinalizers, FieldSelectorsOnNodeNamePhaseAndNamespace,
-                            WatchByNodeNameSeesThePodOnceBound);
+                            NodeLeaseWatchSeesCreationRenewalAndDeletion,
+                            NodeLeaseWatchFromACompactedVersionIsGone, BindingSetsNodeNameOnceAndPodScheduled,
+                            UnboundPodIsDeletedAtOnce, BoundPodIsDeletedGracefully,
+                            TerminatedBoundPodIsDeletedAtOnce, FinalizersHoldTheObjectUntilRemoved,
+                            ControllerDeletionDefaultsToOrphan, PropagationPolicySetsTheFinalizers,
+                            FieldSelectorsOnNodeNamePhaseAndNamespace, WatchByNodeNameSeesThePodOnceBound);
 
 }  // namespace rcsim
 
