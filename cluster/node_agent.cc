@@ -592,7 +592,7 @@ ContainerStatus NodeAgent::ContainerStatusOf(const PodState& st, std::size_t ind
   cs.ready = !c.id.empty() && c.ready && !st.stopping;
   cs.restart_count = c.restarts;
   cs.started = !c.id.empty();
-  const std::optional<ContainerStateTerminated>* older = &c.last_termination;  // the lastState
+  const Boxed<ContainerStateTerminated>* older = &c.last_termination;  // the lastState
   if (!c.id.empty()) {
     cs.state.running = ContainerStateRunning{WholeSeconds(c.started_at), {}};
     cs.container_id = ContainerIdOf(c.id);

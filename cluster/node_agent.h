@@ -116,8 +116,8 @@ class NodeAgent {
     TimerId backoff_timer = 0;
     Duration backoff_delay{};  // of the restart backoff_timer waits for
     // The container's last two terminations, newest first: the status's state and lastState.
-    std::optional<ContainerStateTerminated> last_termination;
-    std::optional<ContainerStateTerminated> previous_termination;
+    Boxed<ContainerStateTerminated> last_termination;
+    Boxed<ContainerStateTerminated> previous_termination;
   };
   struct PodState {
     std::string key;

@@ -16,6 +16,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/time.h"
@@ -103,6 +104,62 @@ struct PodCondition {
 
 // core/v1 ContainerState: at most one of waiting, running and terminated is set; none is the
 // empty state `{}` (a status a client wrote without one).
+// An optional T kept on the heap: for members that are large and mostly absent. A container's state
+// sets at most one of waiting, running and terminated, and its last_state is mostly empty, yet
+// std::optional keeps every alternative inline: ContainerStatus was 768 bytes, 528 of them empty
+// states, in every stored version of every pod. A box is one pointer. Its interface is the part of
+// std::optional's in use; copies are deep, so it behaves as a value.
+template <typename T>
+class Boxed {
+ public:
+  Boxed() = default;
+  // Implicit, as std::optional's: `state.running = ContainerStateRunning{...}` and `= std::nullopt`.
+  Boxed(std::nullopt_t) {}
+  Boxed(const T& v) : p_(std::make_unique<T>(v)) {}
+  Boxed(T&& v) : p_(std::make_unique<T>(std::move(v))) {}
+  Boxed(const Boxed& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  Boxed(Boxed&&) noexcept = default;
+  Boxed& operator=(const Boxed& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  Boxed& operator=(Boxed&&) noexcept = default;
+  Boxed& operator=(std::nullopt_t) {
+    p_.reset();
+    return *this;
+  }
+  Boxed& operator=(const T& v) { return *this = T(v); }
+  Boxed& operator=(T&& v) {
+    if (p_) {
+      *p_ = std::move(v);
+    } else {
+      p_ = std::make_unique<T>(std::move(v));
+    }
+    return *this;
+  }
+  ~Boxed() = default;
+
+  template <typename... Args>
+  T& emplace(Args&&... args) {
+    p_ = std::make_unique<T>(std::forward<Args>(args)...);
+    return *p_;
+  }
+  void reset() { p_.reset(); }
+
+  bool has_value() const { return p_ != nullptr; }
+  explicit operator bool() const { return p_ != nullptr; }
+  T* operator->() { return p_.get(); }
+  const T* operator->() const { return p_.get(); }
+  T& operator*() { return *p_; }
+  const T& operator*() const { return *p_; }
+
+  friend bool operator==(const Boxed& a, const Boxed& b) { return a.p_ ? (b.p_ && *a.p_ == *b.p_) : !b.p_; }
+  friend bool operator==(const Boxed& a, std::nullopt_t) { return !a.p_; }
+
+ private:
+  std::unique_ptr<T> p_;
+};
+
 struct ContainerStateWaiting {
   std::string reason;  // "ContainerCreating", "CrashLoopBackOff", ...
   std::string message;
@@ -129,9 +186,9 @@ struct ContainerStateTerminated {
 };
 
 struct ContainerState {
-  std::optional<ContainerStateWaiting> waiting;
-  std::optional<ContainerStateRunning> running;
-  std::optional<ContainerStateTerminated> terminated;
+  Boxed<ContainerStateWaiting> waiting;
+  Boxed<ContainerStateRunning> running;
+  Boxed<ContainerStateTerminated> terminated;
   UnknownFields unknown_fields;
   bool operator==(const ContainerState&) const = default;
 };
