@@ -102,8 +102,6 @@ struct PodCondition {
   bool operator==(const PodCondition&) const = default;
 };
 
-// core/v1 ContainerState: at most one of waiting, running and terminated is set; none is the
-// empty state `{}` (a status a client wrote without one).
 // An optional T kept on the heap: for members that are large and mostly absent. A container's state
 // sets at most one of waiting, running and terminated, and its last_state is mostly empty, yet
 // std::optional keeps every alternative inline: ContainerStatus was 768 bytes, 528 of them empty
@@ -160,6 +158,8 @@ class Boxed {
   std::unique_ptr<T> p_;
 };
 
+// core/v1 ContainerState: at most one of waiting, running and terminated is set; none is the
+// empty state `{}` (a status a client wrote without one).
 struct ContainerStateWaiting {
   std::string reason;  // "ContainerCreating", "CrashLoopBackOff", ...
   std::string message;
