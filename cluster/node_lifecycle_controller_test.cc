@@ -78,6 +78,37 @@ TEST(NodeLifecycleControllerTest, UnreachableNodeTimeline) {
                  std::chrono::seconds(30)));
 }
 
+// A node's Lease, created at once and renewed every 10 s from Start() while `renewing`, as its node
+// agent renews it; written straight to the registry.
+class LeaseRenewer {
+ public:
+  LeaseRenewer(ClusterTestWorld* w, std::string node)
+      : w_(w), leases_(&w->registry().context()), node_(std::move(node)) {
+    Lease l;
+    l.metadata.name = node_;
+    l.spec.holder_identity = node_;
+    l.spec.renew_time = w_->loop().Now();
+    created_ = leases_.Create(kNodeLeaseNamespace, l).ok();
+  }
+  bool created() const { return created_; }
+  void Start() { Renew(); }
+  bool renewing = true;
+
+ private:
+  void Renew() {
+    if (!renewing) return;
+    Lease next = **leases_.Get(kNodeLeaseNamespace, node_);
+    next.spec.renew_time = w_->loop().Now();
+    ASSERT_TRUE(leases_.Update(next).ok());
+    w_->loop().Schedule(std::chrono::seconds(10), [this] { Renew(); });
+  }
+
+  ClusterTestWorld* const w_;
+  LeaseRegistry leases_;
+  const std::string node_;
+  bool created_ = false;
+};
+
 // kube-controller-manager judges a node by the newer of its Lease's renewTime and Ready's
 // lastHeartbeatTime: a node whose status is not posted for minutes (nodeStatusReportFrequency) but
 // whose lease is renewed stays Ready; once the renewals stop it is Unknown after the grace period.
@@ -85,30 +116,18 @@ TEST(NodeLifecycleControllerTest, ARenewedLeaseKeepsANodeReadyWithoutStatusPosts
   ClusterTestWorld w;
   NullTraceSink trace;
   ASSERT_TRUE(w.CreateNode(ClusterTestWorld::MakeNode("n1", w.loop().Now())));
-  LeaseRegistry leases(&w.registry().context());
-  Lease l;
-  l.metadata.name = "n1";
-  l.spec.holder_identity = "n1";
-  l.spec.renew_time = w.loop().Now();
-  ASSERT_TRUE(leases.Create(kNodeLeaseNamespace, l).ok());
+  LeaseRenewer lease(&w, "n1");
+  ASSERT_TRUE(lease.created());
   NodeLifecycleOptions lo;
   lo.grace_period = std::chrono::seconds(40);
   NodeLifecycleController nlc(lo, &w.api(), &w.api(), &w.loop(), &w.loop(), &trace);
   nlc.Start();
-  bool renewing = true;
-  std::function<void()> renew = [&] {
-    if (!renewing) return;
-    Lease next = **leases.Get(kNodeLeaseNamespace, "n1");
-    next.spec.renew_time = w.loop().Now();
-    ASSERT_TRUE(leases.Update(next).ok());
-    w.loop().Schedule(std::chrono::seconds(10), renew);
-  };
-  renew();
+  lease.Start();
   w.loop().RunFor(std::chrono::minutes(3));
   EXPECT_TRUE(IsNodeReady(*w.GetNode("n1"))) << "the lease is the heartbeat";
   EXPECT_EQ(nlc.counters().marked_unknown, 0u);
 
-  renewing = false;
+  lease.renewing = false;
   const TimePoint t0 = w.loop().Now();
   ASSERT_TRUE(w.RunUntil([&] { return !IsNodeReady(*w.GetNode("n1")); }, std::chrono::minutes(2)));
   const Duration noticed = w.loop().Now() - t0;
@@ -200,25 +219,14 @@ TEST(NodeLifecycleControllerTest, NoNodeIsJudgedWhileTheLeaseWatchIsDown) {
   ClusterTestWorld w;
   NullTraceSink trace;
   ASSERT_TRUE(w.CreateNode(ClusterTestWorld::MakeNode("n1", w.loop().Now())));
-  LeaseRegistry leases(&w.registry().context());
-  Lease l;
-  l.metadata.name = "n1";
-  l.spec.renew_time = w.loop().Now();
-  ASSERT_TRUE(leases.Create(kNodeLeaseNamespace, l).ok());
+  LeaseRenewer lease(&w, "n1");
+  ASSERT_TRUE(lease.created());
   LeaseReadsCanFail cluster(&w.api(), &w.loop());
   NodeLifecycleOptions lo;
   lo.grace_period = std::chrono::seconds(40);
   NodeLifecycleController nlc(lo, &w.api(), &cluster, &w.loop(), &w.loop(), &trace);
   nlc.Start();
-  bool renewing = true;
-  std::function<void()> renew = [&] {
-    if (!renewing) return;
-    Lease next = **leases.Get(kNodeLeaseNamespace, "n1");
-    next.spec.renew_time = w.loop().Now();
-    ASSERT_TRUE(leases.Update(next).ok());
-    w.loop().Schedule(std::chrono::seconds(10), renew);
-  };
-  renew();
+  lease.Start();
   w.loop().RunFor(std::chrono::minutes(1));
   ASSERT_TRUE(IsNodeReady(*w.GetNode("n1")));
 
@@ -230,7 +238,7 @@ TEST(NodeLifecycleControllerTest, NoNodeIsJudgedWhileTheLeaseWatchIsDown) {
   cluster.SetDown(false);
   w.loop().RunFor(std::chrono::minutes(1));
   EXPECT_TRUE(IsNodeReady(*w.GetNode("n1"))) << "the renewals are seen again";
-  renewing = false;
+  lease.renewing = false;
   const TimePoint t0 = w.loop().Now();
   ASSERT_TRUE(w.RunUntil([&] { return !IsNodeReady(*w.GetNode("n1")); }, std::chrono::minutes(2)));
   EXPECT_GT(w.loop().Now() - t0, std::chrono::seconds(30)) << "not before the grace period";

@@ -29,6 +29,29 @@ struct WatchHandle final : ApiWatch {
   std::unique_ptr<RegistryWatch> registry_watch;
 };
 
+// A watch whose events are posted to `executor`: `start(deliver)` opens the registry's watch, handing it
+// the callback to deliver through; a watch the registry refuses ends at once with a kError event.
+template <typename T, typename Start>
+std::unique_ptr<ApiWatch> PostingWatch(Executor* executor,
+                                       std::function<void(const ApiWatchEvent<T>&)> on_event, Start start) {
+  auto handle = std::make_unique<WatchHandle<T>>();
+  handle->shared->on_event = std::move(on_event);
+  std::weak_ptr<WatchShared<T>> weak = handle->shared;
+  auto w = start([weak, executor](const ApiWatchEvent<T>& ev) {
+    // Holding the shared state keeps on_event alive until it runs.
+    if (auto shared = weak.lock()) shared->Post(executor, ev);
+  });
+  if (w.ok()) {
+    handle->registry_watch = std::move(*w);
+  } else {
+    ApiWatchEvent<T> ev;
+    ev.type = ApiWatchEvent<T>::Type::kError;
+    ev.error = w.status();
+    handle->shared->Post(executor, ev);
+  }
+  return handle;
+}
+
 }  // namespace
 
 template <typename T>
@@ -75,23 +98,9 @@ class InProcessApiClient::Resource final : public ResourceClient<T> {
                                   const std::string& resource_version,
                                   std::function<void(const ApiWatchEvent<T>&)> on_event) override {
     Count(Verb::kWatch);
-    auto handle = std::make_unique<WatchHandle<T>>();
-    handle->shared->on_event = std::move(on_event);
-    std::weak_ptr<WatchShared<T>> weak = handle->shared;
-    Executor* executor = executor_;
-    auto w = registry_->Watch(ns, opts, resource_version, [weak, executor](const ApiWatchEvent<T>& ev) {
-      // Holding the shared state keeps on_event alive until it runs.
-      if (auto shared = weak.lock()) shared->Post(executor, ev);
+    return PostingWatch<T>(executor_, std::move(on_event), [&](auto deliver) {
+      return registry_->Watch(ns, opts, resource_version, std::move(deliver));
     });
-    if (w.ok()) {
-      handle->registry_watch = std::move(*w);
-    } else {
-      ApiWatchEvent<T> ev;
-      ev.type = ApiWatchEvent<T>::Type::kError;
-      ev.error = w.status();
-      handle->shared->Post(executor_, ev);
-    }
-    return handle;
   }
 
  private:
@@ -127,22 +136,9 @@ class InProcessApiClient::Leases final : public LeaseClient {
                                   const std::string& resource_version,
                                   std::function<void(const ApiWatchEvent<Lease>&)> on_event) override {
     Count(Verb::kWatch);
-    auto handle = std::make_unique<WatchHandle<Lease>>();
-    handle->shared->on_event = std::move(on_event);
-    std::weak_ptr<WatchShared<Lease>> weak = handle->shared;
-    Executor* executor = executor_;
-    auto w = registry_->Watch(ns, opts, resource_version, [weak, executor](const ApiWatchEvent<Lease>& ev) {
-      if (auto shared = weak.lock()) shared->Post(executor, ev);
+    return PostingWatch<Lease>(executor_, std::move(on_event), [&](auto deliver) {
+      return registry_->Watch(ns, opts, resource_version, std::move(deliver));
     });
-    if (w.ok()) {
-      handle->registry_watch = std::move(*w);
-    } else {
-      ApiWatchEvent<Lease> ev;
-      ev.type = ApiWatchEvent<Lease>::Type::kError;
-      ev.error = w.status();
-      handle->shared->Post(executor_, ev);
-    }
-    return handle;
   }
   void Create(const std::string& ns, Lease lease, Callback<Result<LeasePtr>> done) override {
     Count(Verb::kCreate);

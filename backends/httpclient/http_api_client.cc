@@ -944,13 +944,8 @@ class HttpLeaseClient final : public LeaseClient {
 
   void SendForLease(const char* method, const std::string& target, std::string&& body,
                     Callback<Result<LeasePtr>> done) {
-    t_->Send(method, target, std::move(body), [done = std::move(done)](Result<HttpReply> reply) {
-      if (!reply.ok()) return done(reply.status());
-      if (!Is2xx(reply->status)) return done(StatusFromHttp(reply->status, reply->body));
-      Result<Lease> lease = DecodeLease(reply->body);
-      if (!lease.ok()) return done(Status(Code::kInternal, "lease in reply: " + lease.status().message()));
-      done(std::make_shared<const Lease>(std::move(lease).value()));
-    });
+    t_->Send(method, target, std::move(body),
+             [done = std::move(done)](Result<HttpReply> reply) { done(ObjectOf<Lease>(std::move(reply))); });
   }
 
   template <typename R>
