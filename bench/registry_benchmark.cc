@@ -68,7 +68,7 @@ struct World {
 
 void StartLifecycle(World& w, const Pod& tmpl, int64_t* done) {
   ResourceClient<Pod>& pods = w.client.pods();
-  pods.Create("default", tmpl, [&w, &pods, done](Result<PodPtr> r) {
+  pods.Create("default", tmpl, [&pods, done](Result<PodPtr> r) {
     if (!r.ok()) Die("create", r.status());
     Pod b = **r;
     b.spec.node_name = "node-1";

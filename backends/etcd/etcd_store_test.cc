@@ -253,7 +253,7 @@ TEST_F(EtcdStoreTest, WatchSurvivesRestartWithoutLosingOrRepeatingEvents) {
     }
   }
   const size_t want = 4 + 10;
-  ASSERT_TRUE(WaitFor([&c, want] { return c.EventCount() >= want; })) << c.EventCount();
+  ASSERT_TRUE(WaitFor([&c] { return c.EventCount() >= want; })) << c.EventCount();
   std::vector<WatchEvent> ev = c.Events();
   ASSERT_EQ(ev.size(), want);
   std::set<std::string> keys;
