@@ -23,7 +23,7 @@ namespace rcsim {
 namespace {
 
 constexpr int64_t kCompactEvery = 50'000;  // revisions between compactions, as an API server would
-constexpr int kBatch = 100;               // lifecycles started per loop drain
+constexpr int kBatch = 100;                // lifecycles started per loop drain
 
 [[noreturn]] void Die(const char* what, const Status& s) {
   std::fprintf(stderr, "%s: %s\n", what, s.ToString().c_str());
@@ -78,7 +78,7 @@ void StartLifecycle(World& w, const Pod& tmpl, int64_t* done) {
       s.status.phase = phase::kRunning;
       pods.UpdateStatus(std::move(s), [&pods, done](Result<PodPtr> r3) {
         if (!r3.ok()) Die("status", r3.status());
-        pods.Delete("default", (*r3)->metadata.name, {}, [done](Result<PodPtr> r4) {
+        pods.Delete("default", (*r3)->metadata.name, {}, [done](const Result<PodPtr>& r4) {
           if (!r4.ok()) Die("delete", r4.status());
           ++*done;
         });

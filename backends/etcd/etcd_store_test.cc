@@ -346,7 +346,9 @@ TEST_F(EtcdStoreTest, ConcurrentUseFromManyThreads) {
   auto watch = store->StartWatch(w, c.Callback());
   constexpr int kThreads = 8;
   constexpr int kPerThread = 25;
+  constexpr std::size_t kTotal = std::size_t{kThreads} * kPerThread;
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   std::atomic<int> failures{0};
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
@@ -359,9 +361,9 @@ TEST_F(EtcdStoreTest, ConcurrentUseFromManyThreads) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
-  ASSERT_TRUE(WaitFor([&c] { return c.EventCount() >= kThreads * kPerThread; }));
+  ASSERT_TRUE(WaitFor([&c] { return c.EventCount() >= kTotal; }));
   std::vector<WatchEvent> ev = c.Events();
-  EXPECT_EQ(ev.size(), static_cast<size_t>(kThreads * kPerThread));
+  EXPECT_EQ(ev.size(), kTotal);
   for (size_t i = 1; i < ev.size(); ++i) EXPECT_LT(ev[i - 1].kv.mod_revision, ev[i].kv.mod_revision);
 }
 
