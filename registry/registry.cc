@@ -25,9 +25,6 @@ constexpr std::size_t kMaxGenerateNamePrefix = 63 - kGeneratedSuffixLength;
 // fuzzer input) does not pay for 4,096 slots. Both are powers of two.
 constexpr std::size_t kInitialCacheSlots = 1 << 4;
 constexpr std::size_t kCacheSlots = 1 << 12;
-// What the cached objects of one resource may hold (ApproxObjectBytes): 400 cached 1 MB pods left the
-// apiserver at 805 MB with no pod stored.
-constexpr std::size_t kCacheBytes = std::size_t{64} << 20;
 // Keys scanned per store read when a filtered list has a limit.
 constexpr int64_t kMinFilteredPage = 256;
 
@@ -585,6 +582,28 @@ std::size_t ResourceRegistry<T>::cache_slots() {
 }
 
 template <typename T>
+std::size_t ResourceRegistry<T>::cache_budget() {
+  MutexLock lock(cache_mu_);
+  return cache_budget_;
+}
+
+template <typename T>
+void ResourceRegistry<T>::set_cache_budget(std::size_t bytes) {
+  MutexLock lock(cache_mu_);
+  cache_budget_ = bytes;
+  EvictOverBudget(0);
+}
+
+template <typename T>
+void ResourceRegistry<T>::EvictOverBudget(std::size_t incoming) {
+  while (cache_bytes_ + incoming > cache_budget_) {
+    CacheSlot& victim = cache_[cache_hand_++ & (cache_.size() - 1)];
+    cache_bytes_ -= victim.bytes;
+    victim = CacheSlot();
+  }
+}
+
+template <typename T>
 typename ResourceRegistry<T>::Ptr ResourceRegistry<T>::CachedStored(const std::string& key,
                                                                     int64_t revision) {
   MutexLock lock(cache_mu_);
@@ -631,12 +650,8 @@ typename ResourceRegistry<T>::Ptr ResourceRegistry<T>::WithRevision(const std::s
     CacheSlot& slot = cache_[SlotIndex(key, revision)];
     cache_bytes_ -= slot.bytes;
     slot = CacheSlot();
-    if (bytes <= kCacheBytes / 16) {
-      while (cache_bytes_ + bytes > kCacheBytes) {  // evict in slot order, as a clock hand
-        CacheSlot& victim = cache_[cache_hand_++ & (cache_.size() - 1)];
-        cache_bytes_ -= victim.bytes;
-        victim = CacheSlot();
-      }
+    if (bytes <= cache_budget_ / 16) {
+      EvictOverBudget(bytes);
       slot.key = key;
       slot.revision = revision;
       slot.stored = stored;

@@ -164,7 +164,7 @@ class ResourceRegistry {
   // `stored` with resourceVersion = revision. With `cache`, the copy is shared through a bounded
   // cache keyed by (key, revision), so one write is copied once, not once per reader or watcher;
   // only pass cache=true when `stored` is the object the key held at `revision` (or was deleted at).
-  // The cache holds at most 64 MiB of objects (ApproxObjectBytes) per resource.
+  // The cache holds at most cache_budget() bytes of objects (ApproxObjectBytes) per resource.
   Ptr WithRevision(const std::string& key, const Ptr& stored, int64_t revision, bool cache);
   // The object of a stored kv with resourceVersion = its mod_revision.
   Result<Ptr> FromKv(const KeyValue& kv);
@@ -173,6 +173,12 @@ class ResourceRegistry {
   std::size_t cached_bytes();
   // How many slots the result cache has now (16, doubling with use up to 4,096), for tests.
   std::size_t cache_slots();
+  // The result cache's byte budget (kDefaultCacheBudget, 64 MiB); an object over a sixteenth of it
+  // is not cached. Lowering it evicts down to the new budget. Tests set a small one to reach the
+  // bound with small objects.
+  static constexpr std::size_t kDefaultCacheBudget = std::size_t{64} << 20;
+  std::size_t cache_budget();
+  void set_cache_budget(std::size_t bytes);
 
   // Read-modify-write of one key, as Kubernetes' GuaranteedUpdate. `mutate` builds the new object
   // from the stored one (which has no resourceVersion) or fails; it may be called again after a
@@ -196,6 +202,8 @@ class ResourceRegistry {
     std::size_t bytes = 0;  // ApproxObjectBytes of both, counted in cache_bytes_
   };
   std::size_t SlotIndex(std::string_view key, int64_t revision) const REQUIRES(cache_mu_);
+  // Frees slots in slot order (a clock hand) until `incoming` more bytes fit in the budget.
+  void EvictOverBudget(std::size_t incoming) REQUIRES(cache_mu_);
   // What deleting `kv` removed: its object, or a minimal one (name and namespace from the key) and
   // the decode error when its value does not decode.
   DeleteOutcome DeletedOutcome(const KeyValue& kv, int64_t revision);
@@ -222,6 +230,7 @@ class ResourceRegistry {
   std::vector<CacheSlot> cache_ GUARDED_BY(cache_mu_);
   std::size_t cache_bytes_ GUARDED_BY(cache_mu_) = 0;
   std::size_t cache_hand_ GUARDED_BY(cache_mu_) = 0;
+  std::size_t cache_budget_ GUARDED_BY(cache_mu_) = kDefaultCacheBudget;
 };
 
 class Registry {

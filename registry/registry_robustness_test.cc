@@ -201,21 +201,25 @@ TEST_F(RegistryRobustnessTest, ContinueTokenWithFutureRevisionIsGone) {
 
 // Finding 6: the result cache (4,096 slots, two copies per object, deleted ones too) left the API
 // server at 805 MB with no pod stored after 400 creates and deletes of 1 MB pods. It is bounded by
-// bytes: here 100 pods of 1 MB each (over 100 MB through the 64 MiB budget; 400 took 96 s under
-// ASan at -O0), read and deleted, leave at most the budget cached. (The pods are
-// stored as bytes, as a real etcd returns them: the typed objects the registry writes to the
-// in-memory etcd carry their version and need no cached copy.)
+// bytes (64 MiB by default). Here the budget is 4 MiB, so 100 pods of 64 KiB (6.4 MB through it; 1 MB
+// pods through the default budget took 65 s under ASan at -O0), read and deleted, leave at most the
+// budget cached. (The pods are stored as bytes, as a real etcd returns them: the typed objects the
+// registry writes to the in-memory etcd carry their version and need no cached copy.)
+constexpr std::size_t kSmallBudget = std::size_t{4} << 20;
+
 TEST_F(RegistryRobustnessTest, ResultCacheIsBoundedByBytesNotSlots) {
+  EXPECT_EQ(registry_.pods().cache_budget(), std::size_t{64} << 20);
+  registry_.pods().set_cache_budget(kSmallBudget);
   for (int i = 0; i < 100; ++i) {
     Pod pod = MakePod("big-" + std::to_string(i));
     pod.metadata.namespace_ = "ns";
-    pod.spec.containers[0].args = {std::string(1 << 20, 'x')};  // annotations are capped at 256 KiB
+    pod.spec.containers[0].args = {std::string(64 << 10, 'x')};
     PutRaw(PodKey("ns", pod.metadata.name), EncodePod(pod));
     ASSERT_TRUE(registry_.pods().Get("ns", pod.metadata.name).ok());
     ASSERT_TRUE(registry_.pods().Delete("ns", pod.metadata.name, {}).ok());
   }
-  EXPECT_LE(registry_.pods().cached_bytes(), std::size_t{64} << 20);
-  EXPECT_GT(registry_.pods().cached_bytes(), std::size_t{16} << 20);  // it still caches
+  EXPECT_LE(registry_.pods().cached_bytes(), kSmallBudget);
+  EXPECT_GT(registry_.pods().cached_bytes(), kSmallBudget / 4);  // it still caches
   // Small objects are cached as before: two reads share one copy.
   Pod small = MakePod("small");
   small.metadata.namespace_ = "ns";
@@ -225,6 +229,16 @@ TEST_F(RegistryRobustnessTest, ResultCacheIsBoundedByBytesNotSlots) {
   auto second = registry_.pods().Get("ns", "small");
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(first->get(), second->get());
+  // Lowering the budget evicts down to it; an object over a sixteenth of the budget is not cached.
+  registry_.pods().set_cache_budget(kSmallBudget / 8);
+  EXPECT_LE(registry_.pods().cached_bytes(), kSmallBudget / 8);
+  Pod big = MakePod("over-a-sixteenth");
+  big.metadata.namespace_ = "ns";
+  big.spec.containers[0].args = {std::string(64 << 10, 'x')};
+  PutRaw(PodKey("ns", big.metadata.name), EncodePod(big));
+  const std::size_t before = registry_.pods().cached_bytes();
+  ASSERT_TRUE(registry_.pods().Get("ns", big.metadata.name).ok());
+  EXPECT_EQ(registry_.pods().cached_bytes(), before);
 }
 
 // A registry paid for 4,096 empty cache slots per resource up front (three per Registry: every
@@ -254,20 +268,21 @@ TEST_F(RegistryRobustnessTest, ResultCacheStartsSmallAndGrowsWithUse) {
   }
 }
 
-// The byte budget counts what the engine does not model: a pod's 1 MB carried verbatim (an env value
-// in unknown_fields) weighs 1 MB, so 100 of them still leave at most the budget cached.
+// The byte budget counts what the engine does not model: a pod's 64 KiB carried verbatim (an env
+// value in unknown_fields) weighs 64 KiB, so 100 of them still leave at most the budget cached.
 TEST_F(RegistryRobustnessTest, ResultCacheCountsTheFieldsCarriedVerbatim) {
+  registry_.pods().set_cache_budget(kSmallBudget);
   for (int i = 0; i < 100; ++i) {
     Pod pod = MakePod("env-" + std::to_string(i));
     pod.metadata.namespace_ = "ns";
     pod.spec.containers[0].unknown_fields = UnknownFields(nlohmann::json{
-        {"env", nlohmann::json::array({{{"name", "BIG"}, {"value", std::string(1 << 20, 'x')}}})}});
+        {"env", nlohmann::json::array({{{"name", "BIG"}, {"value", std::string(64 << 10, 'x')}}})}});
     PutRaw(PodKey("ns", pod.metadata.name), EncodePod(pod));
     ASSERT_TRUE(registry_.pods().Get("ns", pod.metadata.name).ok());
     ASSERT_TRUE(registry_.pods().Delete("ns", pod.metadata.name, {}).ok());
   }
-  EXPECT_LE(registry_.pods().cached_bytes(), std::size_t{64} << 20);
-  EXPECT_GT(registry_.pods().cached_bytes(), std::size_t{16} << 20);
+  EXPECT_LE(registry_.pods().cached_bytes(), kSmallBudget);
+  EXPECT_GT(registry_.pods().cached_bytes(), kSmallBudget / 4);
 }
 
 }  // namespace
