@@ -5,7 +5,7 @@
 # the suffix `-threaded` ("unit-threaded", "e2e-threaded"). ctest -L takes a regular expression, so
 # `-L unit` still selects every unit test and `-L threaded` the tests CI runs under TSan. (One label
 # string, because gtest_discover_tests does not pass list-valued properties through.) The target
-# `threaded_tests` builds just those binaries (and the apps), for the TSan build. SERIAL: its
+# `threaded_tests` builds just those binaries but the fault tests (and the apps), for the TSan build. SERIAL: its
 # tests never run alongside another test (ctest RUN_SERIAL), for tests that measure latencies.
 function(rcsim_test name)
   cmake_parse_arguments(T "SERIAL" "" "SOURCES;LIBS;LABELS" ${ARGN})
@@ -21,7 +21,10 @@ function(rcsim_test name)
   endif()
   if(RCSIM_THREADED_TESTS)
     string(APPEND _label "-threaded")
-    set_property(GLOBAL APPEND PROPERTY RCSIM_THREADED_TEST_TARGETS ${name})
+    # The TSan run leaves the fault tests out (-LE faults), so threaded_tests does not build them.
+    if(NOT _label MATCHES "^faults")
+      set_property(GLOBAL APPEND PROPERTY RCSIM_THREADED_TEST_TARGETS ${name})
+    endif()
   endif()
   if(T_SERIAL)
     gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${_label} RUN_SERIAL TRUE)
@@ -30,13 +33,15 @@ function(rcsim_test name)
   endif()
 endfunction()
 
-# rcsim_folder(LIB DEPS ... [TEST_DEPS ...] [THREADED_TESTS NAME ...]): the library of one folder, made of
-# its *.cc files except *_test.cc, and one test binary per *_test.cc (linking LIB and TEST_DEPS). Tests
-# named *_contract_test get the ctest label `contract`; those named in THREADED_TESTS the `-threaded`
-# suffix even where the folder does not set RCSIM_THREADED_TESTS (a test of threads in a single-threaded
-# layer). Adding a source or a test needs no CMake edit.
+# rcsim_folder(LIB DEPS ... [TEST_DEPS ...] [THREADED_TESTS NAME ...] [UNTHREADED_TESTS NAME ...]): the
+# library of one folder, made of its *.cc files except *_test.cc, and one test binary per *_test.cc
+# (linking LIB and TEST_DEPS). Tests named *_contract_test get the ctest label `contract`; those named in
+# THREADED_TESTS the `-threaded` suffix even where the folder does not set RCSIM_THREADED_TESTS (a test
+# of threads in a single-threaded layer); those named in UNTHREADED_TESTS go without it in a folder that
+# sets it (a test that calls pure functions from one thread, where TSan has nothing to find: the TSan
+# tree neither builds nor runs it). Adding a source or a test needs no CMake edit.
 function(rcsim_folder lib)
-  cmake_parse_arguments(F "" "" "DEPS;TEST_DEPS;THREADED_TESTS" ${ARGN})
+  cmake_parse_arguments(F "" "" "DEPS;TEST_DEPS;THREADED_TESTS;UNTHREADED_TESTS" ${ARGN})
   file(GLOB _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
   list(FILTER _srcs EXCLUDE REGEX "_test\\.cc$")
   if(_srcs)
@@ -57,9 +62,16 @@ function(rcsim_folder lib)
     set(_folder_threaded ${RCSIM_THREADED_TESTS})
     if(_n IN_LIST F_THREADED_TESTS)
       set(RCSIM_THREADED_TESTS ON)
+    elseif(_n IN_LIST F_UNTHREADED_TESTS)
+      set(RCSIM_THREADED_TESTS OFF)
     endif()
     rcsim_test(${_n} SOURCES ${_t} LIBS ${lib} ${F_TEST_DEPS} LABELS ${_labels})
     set(RCSIM_THREADED_TESTS ${_folder_threaded})
+  endforeach()
+  foreach(_n ${F_UNTHREADED_TESTS} ${F_THREADED_TESTS})
+    if(NOT EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${_n}.cc)
+      message(FATAL_ERROR "rcsim_folder(${lib}): no ${_n}.cc for THREADED_TESTS/UNTHREADED_TESTS")
+    endif()
   endforeach()
 endfunction()
 

@@ -373,8 +373,8 @@ Result<ExploreResult> Explore(const std::string& path, const ExploreOptions& o, 
   // At least one batch, even when the reference runs used up the budget.
   while (result.runs < o.runs && (result.runs == 0 || !timed || wall() < o.time.count())) {
     const std::size_t start = static_cast<std::size_t>(result.runs);
-    std::vector<Draw> batch = DrawBatch(rng, std::min(kExploreBatch, o.runs - result.runs), base, own_end,
-                                        moments, novel, o, &result.novel_mutations);
+    std::vector<Draw> batch = DrawBatch(rng, std::min(std::max(1, o.batch), o.runs - result.runs), base,
+                                        own_end, moments, novel, o, &result.novel_mutations);
     std::vector<Scenario> scenarios;
     scenarios.reserve(batch.size());
     for (const Draw& d : batch) {

@@ -34,24 +34,25 @@
 
 namespace rcsim {
 
+// Perturbed runs are drawn in batches of this many. From the second batch on, half of the schedules
+// mutate one that produced a trace never seen before (novelty: a new digest), as coverage-guided
+// fuzzers keep inputs that reach new behaviour; the other half are drawn afresh.
+constexpr int kExploreBatch = 100;
+
 struct ExploreOptions {
   std::string manager;  // "modern" or "2014" ("": the scenario's manager.kind)
   int runs = 100;       // perturbed runs (with `time`: at most this many); 0: only the scenario as written
-  // Wall-time budget for the perturbed runs (zero: none): runs go in batches of kExploreBatch until
+  // Wall-time budget for the perturbed runs (zero: none): runs go in batches of `batch` until
   // `runs` or the budget is reached. The schedules are the same sequence either way; only how far
   // into it the exploration gets depends on the machine.
   std::chrono::duration<double> time{0};
   uint64_t seed = 1;
   int max_faults = 2;  // faults added per run (1..max_faults)
   int jobs = 1;
-  std::string out_dir;  // where minimised failing scenarios are written ("": nowhere)
+  int batch = kExploreBatch;  // runs per batch (tests use smaller ones to reach later batches)
+  std::string out_dir;        // where minimised failing scenarios are written ("": nowhere)
   Duration converge_within = std::chrono::seconds(30);
 };
-
-// Perturbed runs are drawn in batches of this many. From the second batch on, half of the schedules
-// mutate one that produced a trace never seen before (novelty: a new digest), as coverage-guided
-// fuzzers keep inputs that reach new behaviour; the other half are drawn afresh.
-constexpr int kExploreBatch = 100;
 
 struct ExploreFinding {
   // "invariant: converged web" (a generic invariant) or "scenario: converged web" (the scenario's own

@@ -495,7 +495,9 @@ TEST_F(RcsimCliTest, YamlTwinsOfBuiltInScenariosGiveTheSameDigests) {
   for (const std::string& f : BuiltInScenarios(".yaml")) {
     if (fs::path(f).parent_path().filename() == "examples") examples.insert(fs::path(f).stem().string());
   }
-  EXPECT_GE(examples.size(), 7u);
+  EXPECT_GE(examples.size(), 8u);
+  // Its 25 s per run under ASan at -O0 were most of this test; its twin is compared as a document.
+  examples.erase("many-controllers-parallel");
   int converted = 0;
   for (const std::string& f : BuiltInScenarios(".json")) {
     Output o = Rcsim("convert " + f);
@@ -512,9 +514,12 @@ TEST_F(RcsimCliTest, YamlTwinsOfBuiltInScenariosGiveTheSameDigests) {
   EXPECT_EQ(Rcsim("validate " + (dir_ / "yaml").string()).code, 0);
   std::string src = RCSIM_SOURCE_DIR;
   std::map<std::string, std::map<std::string, std::string>> digests;
+  for (const std::string& stem : examples) {
+    Write("rd/" + stem + ".yaml", Slurp(src + "/docs/examples/" + stem + ".yaml"));
+  }
   for (const auto& [name, dir] : std::map<std::string, std::string>{{"json", (dir_ / "rj").string()},
                                                                     {"yaml", (dir_ / "ry").string()},
-                                                                    {"docs", src + "/docs/examples"}}) {
+                                                                    {"docs", (dir_ / "rd").string()}}) {
     Output o = Rcsim("run " + dir + " --quiet --report " + (dir_ / ("report-" + name)).string());
     ASSERT_EQ(o.code, 0) << name << o.out << o.err;
     digests[name] = Digests(dir_ / ("report-" + name));
