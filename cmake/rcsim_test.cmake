@@ -5,8 +5,9 @@
 # the suffix `-threaded` ("unit-threaded", "e2e-threaded"). ctest -L takes a regular expression, so
 # `-L unit` still selects every unit test and `-L threaded` the tests CI runs under TSan. (One label
 # string, because gtest_discover_tests does not pass list-valued properties through.) The target
-# `threaded_tests` builds just those binaries but the fault tests (and the apps), for the TSan build. SERIAL: its
-# tests never run alongside another test (ctest RUN_SERIAL), for tests that measure latencies.
+# `threaded_tests` builds just those binaries but the fault tests (and the apps), for the TSan build.
+# SERIAL: its tests never run alongside another test (ctest RUN_SERIAL), for tests that measure
+# latencies.
 function(rcsim_test name)
   cmake_parse_arguments(T "SERIAL" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
