@@ -242,8 +242,10 @@ class RealRun {
   Result<std::vector<PodPtr>> ChooseTargets(const PodTarget& target);
   Status DeleteOrLabelPods(const PodTarget& target, const Labels* labels);
   Status KillPods(const PodTarget& target);
-  // SIGKILL of the pods' container processes; one not started yet is killed once it has (within 10 s).
-  Status KillContainersOf(const std::vector<PodPtr>& pods);
+  // SIGKILL of the pods' container processes. One not started yet is killed once it has, within 10 s,
+  // without holding up the run's other actions: its agent may be down until one of them starts it.
+  void KillContainersOf(const std::vector<PodPtr>& pods, const std::string& what);
+  void KillOnceStarted(const PodPtr& pod, const std::string& what, Duration deadline);
   Status CrashLoop(const CrashLoopAction& a, Duration at);
   Result<std::vector<std::string>> BoundTargets(const PodTarget& target, const std::string& what,
                                                 const std::string& suffix);
@@ -504,7 +506,8 @@ Status RealRun::KillPods(const PodTarget& target) {
   if (!agents()) return Status(Code::kInvalid, "kill_pods needs node agents");
   Result<std::vector<PodPtr>> chosen = ChooseTargets(target);
   if (!chosen.ok()) return chosen.status();
-  return KillContainersOf(*chosen);
+  KillContainersOf(*chosen, "kill_pods");
+  return Status::Ok();
 }
 
 // The chosen pods' markers are created, then their running containers SIGKILLed (exit 137, where the
@@ -526,7 +529,8 @@ Status RealRun::CrashLoop(const CrashLoopAction& a, Duration at) {
     for (const std::string& m : markers) std::filesystem::remove(m, ec);
     Log("crash_loop: over for " + std::to_string(markers.size()) + " pod(s)");
   });
-  return KillContainersOf(*chosen);
+  KillContainersOf(*chosen, "crash_loop");
+  return Status::Ok();
 }
 
 // The uids of the chosen pods that are bound to a node (readiness events leave the others alone, as in
@@ -583,18 +587,33 @@ void RealRun::MarkReady(const std::vector<std::string>& uids, bool ready) {
   }
 }
 
-Status RealRun::KillContainersOf(const std::vector<PodPtr>& pods) {
-  const auto deadline = SteadyClock::now() + std::chrono::seconds(10);
-  for (const PodPtr& p : pods) {
-    while (stack_->KillPodContainers(p->metadata.uid) == 0) {
-      if (SteadyClock::now() >= deadline) {
-        return Status(Code::kUnavailable,
-                      "pod " + KeyOf(p->metadata) + " has no running container process to kill after 10s");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+void RealRun::KillContainersOf(const std::vector<PodPtr>& pods, const std::string& what) {
+  const Duration deadline = observer_->Now() + std::chrono::seconds(10);
+  for (const PodPtr& p : pods) KillOnceStarted(p, what, deadline);
+}
+
+// Tried again every 20 ms as a scheduled action, so that a restart of the pod's stopped agent (due
+// meanwhile) runs. A pod deleted by then is let go: nothing will start its container.
+void RealRun::KillOnceStarted(const PodPtr& pod, const std::string& what, Duration deadline) {
+  if (stack_->KillPodContainers(pod->metadata.uid) > 0) {
+    Log(what + ": " + KeyOf(pod->metadata) + "'s container SIGKILLed");
+    return;
   }
-  return Status::Ok();
+  const Duration now = observer_->Now();
+  if (now < deadline) {
+    Schedule(now + std::chrono::milliseconds(20),
+             [this, pod, what, deadline] { KillOnceStarted(pod, what, deadline); });
+    return;
+  }
+  Result<PodPtr> cur = Call<Result<PodPtr>>([&](const Callback<Result<PodPtr>>& cb) {
+    api_->pods().Get(pod->metadata.namespace_, pod->metadata.name, cb);
+  });
+  const bool same = cur.ok() && (*cur)->metadata.uid == pod->metadata.uid;
+  if (!same || (*cur)->metadata.deletion_timestamp || !IsActive(**cur)) {
+    Log(what + ": " + KeyOf(pod->metadata) + " went away before its container started");
+    return;
+  }
+  Fail(what + ": pod " + KeyOf(pod->metadata) + " has no running container process to kill after 10s");
 }
 
 std::vector<int> RealRun::ChooseNodes(const std::optional<std::string>& node, int32_t count) {

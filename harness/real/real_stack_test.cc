@@ -591,6 +591,39 @@ expect:
   EXPECT_TRUE(evicted) << "node-0's pods were never evicted";
 }
 
+// Regression (CI, session 26): kill_pods of a pod whose agent was stopped before it started the
+// container waited for the container inside the event, so the agent's restart (due meanwhile) never
+// ran and the event failed after 10 s. The kill now waits beside the run's other actions: the agent
+// starts again, starts the container, and the kill hits it.
+TEST(RealRunnerTest, KillPodsOfAPodWhoseAgentIsStoppedWaitsForItsRestart) {
+  Scenario s = Parse(R"(
+name: real-runner-kill-before-start
+duration: 1m
+cluster: {nodes: 1}
+controllers: [{name: web, replicas: 2}]
+events:
+  - {at: 0s, stop_node_agent: {node: node-0, for: 3s}}
+  - {at: 1500ms, kill_pods: {selector: {app: web}, count: 1}}
+expect:
+  - final: {controller: web, running: 2}
+)");
+  RealRunOptions o = RunOptions();
+  std::vector<std::string> lines;
+  o.log = [&](const std::string& line) { lines.push_back(line); };
+  RunResult r = RunScenarioReal(s, 1, o);
+  EXPECT_TRUE(r.passed) << r.error;
+  auto at = [&](const std::string& prefix) {
+    return std::find_if(lines.begin(), lines.end(),
+                        [&](const std::string& l) { return l.rfind(prefix, 0) == 0; }) -
+           lines.begin();
+  };
+  const auto restarted = at("stop_node_agent: node-0 started again");
+  const auto killed = at("kill_pods: default/web-");
+  ASSERT_LT(restarted, static_cast<std::ptrdiff_t>(lines.size()));
+  ASSERT_LT(killed, static_cast<std::ptrdiff_t>(lines.size())) << "no container was killed";
+  EXPECT_LT(restarted, killed) << "the kill did not wait for the agent's restart";
+}
+
 // crash_loop on node agents (issue 12): the chosen pod's container is SIGKILLed and every start while
 // the crash loop lasts exits 1 at once (the wrapper of its command), so the agent restarts it in place
 // with the kubelet's backoff (at once, then 10 s): it is not Ready meanwhile, nothing is replaced, and
