@@ -234,6 +234,18 @@ class RealRun {
   void Schedule(Duration at, std::function<void()> fn) {
     actions_.push_back(Action{at, next_order_++, std::move(fn)});
   }
+  // Runs the due actions, in time order (ties in scheduling order); they may schedule more.
+  void RunDueActions();
+  // Waits `d`, then runs the actions that fell due meanwhile: an action that waits for the API
+  // (etcd restarting, a leader to be elected) lets the restart it may wait for, or any other due
+  // action, happen meanwhile, as it would in a real cluster.
+  void Pause(std::chrono::milliseconds d);
+  // call() (a Result) again while the API server answers 503, every kActionRetryEvery for up to
+  // kActionRetryFor, pausing between attempts. For calls that may be repeated: reads, and writes
+  // whose repeat after an applied 503 the caller takes for what it is (a delete's NotFound, an
+  // update's Conflict).
+  template <typename R, typename F>
+  R Retrying(F call);
   Status EnsureNamespace(const std::string& ns);
   Status CreateController(const ControllerConfig& c);
   Status Fire(const ScenarioEvent& e, Duration at);
@@ -328,6 +340,33 @@ Status RealRun::EnsureNamespace(const std::string& ns) {
   return Status::Ok();
 }
 
+void RealRun::RunDueActions() {
+  while (true) {
+    auto next = std::min_element(actions_.begin(), actions_.end(), [](const Action& a, const Action& b) {
+      return a.at != b.at ? a.at < b.at : a.order < b.order;
+    });
+    if (next == actions_.end() || next->at > observer_->Now()) return;
+    std::function<void()> fn = std::move(next->fn);
+    actions_.erase(next);
+    fn();  // may pause, and so run later actions, itself
+  }
+}
+
+void RealRun::Pause(std::chrono::milliseconds d) {
+  std::this_thread::sleep_for(d);
+  RunDueActions();
+}
+
+template <typename R, typename F>
+R RealRun::Retrying(F call) {
+  const auto deadline = SteadyClock::now() + kActionRetryFor;
+  while (true) {
+    R r = call();
+    if (r.status().code() != Code::kUnavailable || SteadyClock::now() >= deadline) return r;
+    Pause(kActionRetryEvery);
+  }
+}
+
 Status RealRun::CreateController(const ControllerConfig& c) {
   ReplicationController want = ControllerFromConfig(c);
   if (agents()) GiveContainersACommand(&want.spec.template_, crash_loop_dir_, readiness_dir_);
@@ -343,7 +382,7 @@ Status RealRun::CreateController(const ControllerConfig& c) {
     // A 503 or a timed-out request (the API server's etcd write timed out, or the answer was lost on a
     // loaded machine) may have been applied: ask again, and take an AlreadyExists below as our own.
     maybe_applied = true;
-    std::this_thread::sleep_for(kActionRetryEvery);
+    Pause(kActionRetryEvery);
   }
   if (rc.status().code() == Code::kAlreadyExists && maybe_applied) {
     Result<ControllerPtr> got = Call<Result<ControllerPtr>>([&](const Callback<Result<ControllerPtr>>& cb) {
@@ -366,7 +405,7 @@ Status RealRun::UpdateController(const UpdateControllerAction& a) {
     Result<ControllerPtr> got = Call<Result<ControllerPtr>>(
         [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Get(ns, name, cb); });
     if (got.status().code() == Code::kUnavailable && SteadyClock::now() < deadline) {
-      std::this_thread::sleep_for(kActionRetryEvery);
+      Pause(kActionRetryEvery);
       continue;
     }
     if (!got.ok()) return got.status();
@@ -382,7 +421,7 @@ Status RealRun::UpdateController(const UpdateControllerAction& a) {
     if (up.ok()) monitor_.OnController(observer_->Now(), *up, false);
     last = up.status();
     if (last.code() == Code::kUnavailable && SteadyClock::now() < deadline) {
-      std::this_thread::sleep_for(kActionRetryEvery);
+      Pause(kActionRetryEvery);
       continue;
     }
     if (last.code() != Code::kConflict) return last;
@@ -393,42 +432,56 @@ Status RealRun::UpdateController(const UpdateControllerAction& a) {
 
 Status RealRun::DeleteController(const DeleteControllerAction& a) {
   const std::string& ns = a.namespace_;
-  Result<ControllerPtr> rc = Call<Result<ControllerPtr>>(
-      [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Get(ns, a.controller, cb); });
+  auto rc = Retrying<Result<ControllerPtr>>([&] {
+    return Call<Result<ControllerPtr>>(
+        [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Get(ns, a.controller, cb); });
+  });
   if (!rc.ok()) return rc.status();
   const std::string uid = (*rc)->metadata.uid;
-  Result<ObjectList<Pod>> list = Call<Result<ObjectList<Pod>>>(
-      [&](const Callback<Result<ObjectList<Pod>>>& cb) { api_->pods().List(ns, ListOptions{}, cb); });
+  auto list = Retrying<Result<ObjectList<Pod>>>([&] {
+    return Call<Result<ObjectList<Pod>>>(
+        [&](const Callback<Result<ObjectList<Pod>>>& cb) { api_->pods().List(ns, ListOptions{}, cb); });
+  });
   if (!list.ok()) return list.status();
   std::vector<PodPtr> dependents;
   for (const PodPtr& p : list->items) {
     const OwnerReference* ref = p->metadata.ControllerRef();
     if (ref != nullptr && ref->uid == uid) dependents.push_back(p);
   }
+  // The controller's delete; a 503 may have been applied, so NotFound after one is the controller
+  // gone by an earlier attempt: null then.
+  auto delete_controller = [&](const DeleteOptions& opts) -> Result<ControllerPtr> {
+    int attempts = 0;
+    auto del = Retrying<Result<ControllerPtr>>([&] {
+      ++attempts;
+      return Call<Result<ControllerPtr>>([&](const Callback<Result<ControllerPtr>>& cb) {
+        api_->controllers().Delete(ns, a.controller, opts, cb);
+      });
+    });
+    if (!del.ok() && attempts > 1 && del.status().code() == Code::kNotFound) return ControllerPtr();
+    return del;
+  };
   if (!a.cascade) {
     // As kubectl --cascade=orphan: the controller gets the orphan finalizer (the manager no longer acts
     // for it), the garbage collector removes the pods' ownerReferences, then the controller goes; the
     // watch shows each step.
     DeleteOptions orphan{uid, ""};
     orphan.propagation_policy = kPropagationOrphan;
-    return Call<Result<ControllerPtr>>([&](const Callback<Result<ControllerPtr>>& cb) {
-             api_->controllers().Delete(ns, a.controller, orphan, cb);
-           })
-        .status();
+    return delete_controller(orphan).status();
   }
   // Background: the controller goes at once; its dependents are deleted below (the garbage collector
   // would delete them too, later).
   DeleteOptions background{uid, ""};
   background.propagation_policy = kPropagationBackground;
-  Result<ControllerPtr> del = Call<Result<ControllerPtr>>([&](const Callback<Result<ControllerPtr>>& cb) {
-    api_->controllers().Delete(ns, a.controller, background, cb);
-  });
+  Result<ControllerPtr> del = delete_controller(background);
   if (!del.ok()) return del.status();
-  monitor_.OnController(observer_->Now(), *del, true);
+  if (*del != nullptr) monitor_.OnController(observer_->Now(), *del, true);
   if (a.cascade) {
     for (const PodPtr& p : dependents) {
-      Result<PodPtr> gone = Call<Result<PodPtr>>([&](const Callback<Result<PodPtr>>& cb) {
-        api_->pods().Delete(ns, p->metadata.name, DeleteOptions{p->metadata.uid, ""}, cb);
+      auto gone = Retrying<Result<PodPtr>>([&] {
+        return Call<Result<PodPtr>>([&](const Callback<Result<PodPtr>>& cb) {
+          api_->pods().Delete(ns, p->metadata.name, DeleteOptions{p->metadata.uid, ""}, cb);
+        });
       });
       if (gone.ok()) monitor_.OnPod(observer_->Now(), *gone, true);
       Status st = gone.status();
@@ -441,8 +494,10 @@ Status RealRun::DeleteController(const DeleteControllerAction& a) {
 Result<std::vector<PodPtr>> RealRun::ChooseTargets(const PodTarget& target) {
   ListOptions opts;
   opts.label_selector = LabelSelector::FromMap(target.selector);
-  Result<ObjectList<Pod>> list = Call<Result<ObjectList<Pod>>>(
-      [&](const Callback<Result<ObjectList<Pod>>>& cb) { api_->pods().List(target.namespace_, opts, cb); });
+  auto list = Retrying<Result<ObjectList<Pod>>>([&] {
+    return Call<Result<ObjectList<Pod>>>(
+        [&](const Callback<Result<ObjectList<Pod>>>& cb) { api_->pods().List(target.namespace_, opts, cb); });
+  });
   if (!list.ok()) return list.status();
   std::vector<PodPtr> active;
   for (const PodPtr& p : list->items) {
@@ -472,8 +527,10 @@ Status RealRun::DeleteOrLabelPods(const PodTarget& target, const Labels* labels)
   for (const PodPtr& p : *chosen) {
     Status st;
     if (labels == nullptr) {
-      Result<PodPtr> gone = Call<Result<PodPtr>>([&](const Callback<Result<PodPtr>>& cb) {
-        api_->pods().Delete(p->metadata.namespace_, p->metadata.name, {}, cb);
+      auto gone = Retrying<Result<PodPtr>>([&] {  // a repeat of an applied one is NotFound, let go below
+        return Call<Result<PodPtr>>([&](const Callback<Result<PodPtr>>& cb) {
+          api_->pods().Delete(p->metadata.namespace_, p->metadata.name, {}, cb);
+        });
       });
       if (gone.ok()) monitor_.OnPod(observer_->Now(), *gone, true);
       st = gone.status();
@@ -482,13 +539,18 @@ Status RealRun::DeleteOrLabelPods(const PodTarget& target, const Labels* labels)
       for (int attempt = 0; attempt < 10; ++attempt) {
         Pod pod = *cur;
         for (const auto& [k, v] : *labels) pod.metadata.labels[k] = v;
-        Result<PodPtr> up =
-            Call<Result<PodPtr>>([&](const Callback<Result<PodPtr>>& cb) { api_->pods().Update(pod, cb); });
+        // A repeat of an applied update is a Conflict: the labels are set again on what is there.
+        auto up = Retrying<Result<PodPtr>>([&] {
+          return Call<Result<PodPtr>>(
+              [&](const Callback<Result<PodPtr>>& cb) { api_->pods().Update(pod, cb); });
+        });
         if (up.ok()) monitor_.OnPod(observer_->Now(), *up, false);
         st = up.status();
         if (st.code() != Code::kConflict) break;
-        Result<PodPtr> again = Call<Result<PodPtr>>([&](const Callback<Result<PodPtr>>& cb) {
-          api_->pods().Get(p->metadata.namespace_, p->metadata.name, cb);
+        auto again = Retrying<Result<PodPtr>>([&] {
+          return Call<Result<PodPtr>>([&](const Callback<Result<PodPtr>>& cb) {
+            api_->pods().Get(p->metadata.namespace_, p->metadata.name, cb);
+          });
         });
         if (!again.ok()) {
           st = again.status();
@@ -724,7 +786,7 @@ Status RealRun::Fire(const ScenarioEvent& e, Duration at) {
     const auto deadline = SteadyClock::now() + std::chrono::seconds(10);
     int leader = stack_->EtcdLeader();
     while (leader < 0 && SteadyClock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      Pause(std::chrono::milliseconds(20));
       leader = stack_->EtcdLeader();
     }
     if (leader < 0) return Status(Code::kUnavailable, "no etcd member leads within 10s");
@@ -1178,16 +1240,7 @@ RunResult RealRun::Run() {
     Absorb(observer_->Take(SteadyClock::now()));
     RewatchIfDue();
     const Duration now = observer_->Now();
-    // Due actions, in time order (ties in scheduling order); they may schedule more.
-    while (true) {
-      auto next = std::min_element(actions_.begin(), actions_.end(), [](const Action& a, const Action& b) {
-        return a.at != b.at ? a.at < b.at : a.order < b.order;
-      });
-      if (next == actions_.end() || next->at > observer_->Now()) break;
-      std::function<void()> fn = std::move(next->fn);
-      actions_.erase(next);
-      fn();
-    }
+    RunDueActions();
     const Duration quiet_end = std::max(settle, monitor_.last_change()) + quiet;
     const Duration limit = std::min(quiet_end, s_.duration);
     Duration next_action = Duration::max();

@@ -624,6 +624,26 @@ expect:
   EXPECT_LT(restarted, killed) << "the kill did not wait for the agent's restart";
 }
 
+// Regression: an action the API server answers with 503 while etcd is down was retried inside the
+// event, so etcd's restart (an action due meanwhile) never ran and the scale failed after 15 s. The
+// retries now pause the event and run what falls due: etcd is back at 4s and the scale applies.
+TEST(RealRunnerTest, ScaleWhileEtcdIsDownAppliesOnceItIsBack) {
+  Scenario s = Parse(R"(
+name: real-runner-scale-while-etcd-down
+duration: 20s
+controllers: [{name: web, replicas: 2}]
+events:
+  - {at: 1s, restart_etcd: {down: 3s}}
+  - {at: 2s, scale: {controller: web, replicas: 4}}
+expect:
+  - final: {controller: web, running: 4}
+  - status_matches: {controller: web}
+)");
+  RunResult r = RunScenarioReal(s, 1, RunOptions());
+  EXPECT_TRUE(r.passed) << r.error;
+  for (const ExpectationOutcome& e : r.expectations) EXPECT_TRUE(e.passed) << e.text << ": " << e.detail;
+}
+
 // crash_loop on node agents (issue 12): the chosen pod's container is SIGKILLed and every start while
 // the crash loop lasts exits 1 at once (the wrapper of its command), so the agent restarts it in place
 // with the kubelet's backoff (at once, then 10 s): it is not Ready meanwhile, nothing is replaced, and
