@@ -8,10 +8,8 @@
 # `threaded_tests` builds just those binaries but the fault tests (and the apps), for the TSan build.
 # SERIAL: its tests never run alongside another test (ctest RUN_SERIAL), for tests that measure
 # latencies.
-# COST SECONDS: what its tests take, so that a parallel ctest with no timings of its own yet (CI's
-# clean clone) starts them first instead of last (ctest runs by descending COST).
 function(rcsim_test name)
-  cmake_parse_arguments(T "SERIAL" "COST" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "SERIAL" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest GTest::gtest_main)
   if(RCSIM_FUZZ)
@@ -34,14 +32,11 @@ function(rcsim_test name)
       set_property(GLOBAL APPEND PROPERTY RCSIM_THREADED_TEST_TARGETS ${name})
     endif()
   endif()
-  set(_props LABELS ${_label})
   if(T_SERIAL)
-    list(APPEND _props RUN_SERIAL TRUE)
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${_label} RUN_SERIAL TRUE)
+  else()
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${_label})
   endif()
-  if(T_COST)
-    list(APPEND _props COST ${T_COST})
-  endif()
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${_props})
 endfunction()
 
 # rcsim_folder(LIB DEPS ... [TEST_DEPS ...] [THREADED_TESTS NAME ...] [UNTHREADED_TESTS NAME ...]): the
