@@ -1155,6 +1155,21 @@ Result<std::unique_ptr<RegistryWatch>> ResourceRegistry<T>::Watch(const std::str
   return std::unique_ptr<RegistryWatch>(std::move(impl));
 }
 
+template <typename T>
+bool ResourceRegistry<T>::Matches(const T& obj, const ListOptions& opts) {
+  return MatchesOptions(obj, opts);
+}
+
+template <typename T>
+Status ResourceRegistry<T>::CheckFieldSelector(const ListOptions& opts) {
+  return CheckFields<T>(opts);
+}
+
+template <typename T>
+std::optional<std::string> ResourceRegistry<T>::Field(const T& obj, std::string_view field) {
+  return Traits<T>::Field(obj, field);
+}
+
 template class ResourceRegistry<Pod>;
 template class ResourceRegistry<ReplicationController>;
 template class ResourceRegistry<Node>;

@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -153,6 +154,15 @@ class ResourceRegistry {
   // event to an executor instead, as InProcessApiClient does). Watches must not outlive the registry.
   Result<std::unique_ptr<RegistryWatch>> Watch(const std::string& ns, const ListOptions& opts,
                                                const std::string& resource_version, EventCallback on_event);
+
+  // Whether `obj` is one a list or watch with `opts` returns: its metadata.name, label selector and
+  // field selectors (limit, continue and resourceVersion aside).
+  static bool Matches(const T& obj, const ListOptions& opts);
+  // kBadRequest naming the first field selector term of `opts` the resource does not support.
+  static Status CheckFieldSelector(const ListOptions& opts);
+  // The value of a field selectors may name (a pod's spec.nodeName, status.phase, ...); nullopt for
+  // a field the resource does not support.
+  static std::optional<std::string> Field(const T& obj, std::string_view field);
 
   // The object of a stored value without resourceVersion: the typed object shared, or bytes decoded
   // (kInternal if they do not decode).

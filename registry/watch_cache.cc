@@ -1,6 +1,10 @@
 #include "registry/watch_cache.h"
 
+#include <algorithm>
+#include <optional>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "engine/mutex.h"
 #include "engine/node_types.h"
@@ -8,9 +12,17 @@
 namespace rcsim {
 namespace {
 
-bool Matches(const ObjectMeta& meta, const ListOptions& opts) {
-  if (!opts.field_name.empty() && meta.name != opts.field_name) return false;
-  return opts.label_selector.Matches(meta.labels);
+// The field the clients of a watch cache are indexed by, as kube-apiserver's cacher indexes pods by
+// spec.nodeName: a node agent's watch is offered only the changes of pods bound to its node.
+constexpr std::string_view kIndexField = "spec.nodeName";
+
+// The index value a client selects: `kIndexField=<value>` as its only field requirement.
+template <typename T>
+std::optional<std::string> IndexOf(const ListOptions& opts) {
+  if (!ResourceRegistry<T>::Field(T{}, kIndexField) || opts.fields.size() != 1) return std::nullopt;
+  const FieldRequirement& r = opts.fields.front();
+  if (r.field != kIndexField || !r.equal) return std::nullopt;
+  return r.value;
 }
 
 Status TooOld(int64_t rv) { return Status(Code::kGone, "too old resource version: " + std::to_string(rv)); }
@@ -91,8 +103,8 @@ template <typename T>
 void WatchCache<T>::Deliver(const Client& c, const Change& ch) {
   using Type = typename ApiWatchEvent<T>::Type;
   if (ch.revision <= c.from || !ch.key.starts_with(c.prefix)) return;
-  const bool was = ch.prev && Matches(ch.prev->metadata, c.opts);
-  const bool is = ch.object && Matches(ch.object->metadata, c.opts);
+  const bool was = ch.prev && ResourceRegistry<T>::Matches(*ch.prev, c.opts);
+  const bool is = ch.object && ResourceRegistry<T>::Matches(*ch.object, c.opts);
   ApiWatchEvent<T> ev;
   if (is) {
     ev.type = was ? Type::kModified : Type::kAdded;
@@ -133,7 +145,7 @@ void WatchCache<T>::OnResponse(uint64_t generation, const WatchResponse& resp) {
       revisions_.erase(ch.key);
     }
     revision_ = std::max(revision_, ch.revision);
-    for (const auto& [id, c] : clients_) Deliver(c, ch);
+    for (uint64_t id : CandidatesLocked(ch)) Deliver(clients_.at(id), ch);
     changes_.push_back(std::move(ch));
     while (changes_.size() > capacity_) {
       horizon_ = changes_.front().revision;
@@ -150,13 +162,43 @@ void WatchCache<T>::OnResponse(uint64_t generation, const WatchResponse& resp) {
                                          : Status(Code::kGone, "the watch cache restarted; re-list");
     for (const auto& [id, c] : clients_) c.on_event(ev);
     clients_.clear();
+    unindexed_.clear();
+    by_index_.clear();
   }
 }
 
 template <typename T>
 void WatchCache<T>::Remove(uint64_t id) {
   MutexLock lock(mu_);
-  clients_.erase(id);
+  auto it = clients_.find(id);
+  if (it == clients_.end()) return;
+  if (it->second.index) {
+    auto bucket = by_index_.find(*it->second.index);
+    bucket->second.erase(id);
+    if (bucket->second.empty()) by_index_.erase(bucket);
+  } else {
+    unindexed_.erase(id);
+  }
+  clients_.erase(it);
+}
+
+template <typename T>
+std::vector<uint64_t> WatchCache<T>::CandidatesLocked(const Change& ch) const {
+  std::vector<uint64_t> ids(unindexed_.begin(), unindexed_.end());
+  if (by_index_.empty()) return ids;
+  const std::size_t unindexed = ids.size();
+  auto add = [&](const Ptr& obj) {
+    if (!obj) return;
+    auto bucket = by_index_.find(ResourceRegistry<T>::Field(*obj, kIndexField).value_or(""));
+    if (bucket != by_index_.end()) ids.insert(ids.end(), bucket->second.begin(), bucket->second.end());
+  };
+  add(ch.prev);
+  add(ch.object);
+  if (ids.size() > unindexed) {  // in id order (registration order), each once
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  }
+  return ids;
 }
 
 template <typename T>
@@ -172,10 +214,13 @@ Result<std::unique_ptr<RegistryWatch>> WatchCache<T>::Watch(const std::string& n
     if (!rv.ok()) return rv.status();
     from = *rv;
   }
+  if (Status s = ResourceRegistry<T>::CheckFieldSelector(opts); !s.ok()) return s;
   Client c;
   c.prefix = ns.empty() ? prefix_ : prefix_ + ns + "/";
   c.opts.label_selector = opts.label_selector;
   c.opts.field_name = opts.field_name;
+  c.opts.fields = opts.fields;
+  c.index = IndexOf<T>(opts);
   c.on_event = std::move(on_event);
   auto gone = [&](int64_t rv) {
     ApiWatchEvent<T> ev;
@@ -227,7 +272,7 @@ Result<std::unique_ptr<RegistryWatch>> WatchCache<T>::Watch(const std::string& n
     from = revision_;
     for (auto it = objects_.lower_bound(c.prefix); it != objects_.end() && it->first.starts_with(c.prefix);
          ++it) {
-      if (!Matches(it->second->metadata, c.opts)) continue;
+      if (!ResourceRegistry<T>::Matches(*it->second, c.opts)) continue;
       ApiWatchEvent<T> ev;
       ev.type = Type::kAdded;
       ev.object = registry_->WithRevision(it->first, it->second, revisions_[it->first], true);
@@ -248,7 +293,7 @@ Result<std::unique_ptr<RegistryWatch>> WatchCache<T>::Watch(const std::string& n
         registry_->context()->ReportMalformed(kv.key, obj.status());
         continue;
       }
-      if (!Matches((*obj)->metadata, c.opts)) continue;
+      if (!ResourceRegistry<T>::Matches(**obj, c.opts)) continue;
       ApiWatchEvent<T> ev;
       ev.type = Type::kAdded;
       ev.object = registry_->WithRevision(kv.key, *obj, kv.mod_revision, true);
@@ -258,19 +303,25 @@ Result<std::unique_ptr<RegistryWatch>> WatchCache<T>::Watch(const std::string& n
   c.from = from;
   for (const Change& ch : changes_) Deliver(c, ch);
   const uint64_t id = next_id_++;
+  if (c.index) {
+    by_index_[*c.index].insert(id);
+  } else {
+    unindexed_.insert(id);
+  }
   clients_.emplace(id, std::move(c));
   return std::unique_ptr<RegistryWatch>(new ClientWatch(this, id));
 }
 
 template <typename T>
 Result<ObjectList<T>> WatchCache<T>::List(const std::string& ns, const ListOptions& opts) {
+  if (Status s = ResourceRegistry<T>::CheckFieldSelector(opts); !s.ok()) return s;
   MutexLock lock(mu_);
   if (Status s = EnsureStartedLocked(); !s.ok()) return s;
   const std::string prefix = ns.empty() ? prefix_ : prefix_ + ns + "/";
   ObjectList<T> out;
   out.resource_version = std::to_string(revision_);
   for (auto it = objects_.lower_bound(prefix); it != objects_.end() && it->first.starts_with(prefix); ++it) {
-    if (!Matches(it->second->metadata, opts)) continue;
+    if (!ResourceRegistry<T>::Matches(*it->second, opts)) continue;
     out.items.push_back(registry_->WithRevision(it->first, it->second, revisions_[it->first], true));
   }
   return out;

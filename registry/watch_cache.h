@@ -1,7 +1,10 @@
 // A watch cache for one resource, as kube-apiserver's cacher: ONE store watch over the resource's whole
-// prefix, fanned out to every client watch (filtered by namespace, label selector and metadata.name),
-// and the current objects kept in memory so that a list with resourceVersion=0 is served without the
-// store. 1,000 HTTP watches therefore cost one etcd watch stream, not 1,000 streams and threads.
+// prefix, fanned out to every client watch (filtered by namespace, label selector, metadata.name and
+// field selectors), and the current objects kept in memory so that a list with resourceVersion=0 is
+// served without the store. 1,000 HTTP watches therefore cost one etcd watch stream, not 1,000
+// streams and threads. Clients whose only field selector is spec.nodeName=<node> (node agents) are
+// indexed by it, as kube's cacher indexes pods for kubelets: a pod's change is offered to the agents
+// of its old and new node only, not matched against every agent's selector.
 //
 // Semantics are ResourceRegistry::Watch's (see registry.h): "" or "0" starts with ADDED for every
 // current object; a resourceVersion N replays the buffered changes after N, then live ones; an object
@@ -24,7 +27,10 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "engine/mutex.h"
 #include "registry/registry.h"
@@ -66,6 +72,7 @@ class WatchCache {
     std::string prefix;  // the namespace's key prefix
     int64_t from = 0;    // only changes after this revision (the cache may lag the client's list)
     ListOptions opts;
+    std::optional<std::string> index;  // the spec.nodeName it selects, when that is its only field
     EventCallback on_event;
   };
   class ClientWatch;
@@ -75,6 +82,9 @@ class WatchCache {
   void OnResponse(uint64_t generation, const WatchResponse& resp);
   void Deliver(const Client& c, const Change& ch);
   void Remove(uint64_t id);
+  // The clients a change may concern, in id order: every unindexed one, and the indexed ones of the
+  // change's old and new spec.nodeName.
+  std::vector<uint64_t> CandidatesLocked(const Change& ch) const REQUIRES(mu_);
 
   ResourceRegistry<T>* const registry_;
   Store* const store_;
@@ -91,6 +101,8 @@ class WatchCache {
   std::map<std::string, int64_t> revisions_ GUARDED_BY(mu_);  // mod_revision of each object
   std::deque<Change> changes_ GUARDED_BY(mu_);
   std::map<uint64_t, Client> clients_ GUARDED_BY(mu_);
+  std::set<uint64_t> unindexed_ GUARDED_BY(mu_);                        // clients without an index
+  std::map<std::string, std::set<uint64_t>> by_index_ GUARDED_BY(mu_);  // the others, by index value
   uint64_t next_id_ GUARDED_BY(mu_) = 1;
   int64_t store_watches_ GUARDED_BY(mu_) = 0;
   std::unique_ptr<rcsim::Watch> store_watch_ GUARDED_BY(mu_);  // destroyed with mu_ released

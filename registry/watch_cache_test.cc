@@ -62,7 +62,7 @@ class WatchCacheTest : public ::testing::Test {
         cache_(&registry_.pods(), &store_, PodPrefix(""), /*capacity=*/8) {}
 
   std::unique_ptr<RegistryWatch> Watch(const std::string& ns, const std::string& rv, std::vector<Seen>* out,
-                                       ListOptions opts = {}) {
+                                       const ListOptions& opts = {}) {
     auto w = cache_.Watch(ns, opts, rv, [out](const ApiWatchEvent<Pod>& ev) {
       out->push_back({ev.type, ev.object ? ev.object->metadata.name : "",
                       ev.object ? ev.object->metadata.resource_version : "", ev.error.code()});
@@ -143,6 +143,106 @@ TEST_F(WatchCacheTest, InitialListResumeSelectorsAndDeletes) {
   auto z = Watch("ns", "0", &zero);
   ASSERT_EQ(zero.size(), 1u);
   EXPECT_EQ(zero[0].name, "new");
+  EXPECT_EQ(store_.watches, 1);
+}
+
+// Node agents' watches (fieldSelector spec.nodeName=<node>) were each a store watch (an etcd stream
+// per agent) because the cache filtered by labels and name only. It now serves every field selector,
+// with the registry watch's semantics, and offers a pod's changes only to its node's agents.
+TEST_F(WatchCacheTest, FieldSelectorsAreServedAndNodeAgentsAreIndexedByNode) {
+  std::vector<std::vector<Seen>> agents(100);
+  std::vector<std::unique_ptr<RegistryWatch>> watches;
+  for (std::size_t i = 0; i < agents.size(); ++i) {
+    ListOptions mine;
+    mine.fields.push_back({"spec.nodeName", true, "node-" + std::to_string(i)});
+    watches.push_back(Watch("", "", &agents[i], mine));
+  }
+  ListOptions running;
+  running.fields.push_back({"status.phase", true, "Running"});
+  std::vector<Seen> run;
+  auto rw = Watch("", "", &run, running);
+  ListOptions unbound;  // the scheduler's: an equality on the indexed field, but with another field
+  unbound.fields.push_back({"spec.nodeName", true, ""});
+  unbound.fields.push_back({"status.phase", false, "Succeeded"});
+  std::vector<Seen> pending;
+  auto pw = Watch("", "", &pending, unbound);
+  EXPECT_EQ(store_.watches, 1);
+  EXPECT_EQ(cache_.client_watches(), 102u);
+
+  Pod bound = MakePod("a");
+  bound.spec.node_name = "node-3";
+  Create("ns", bound);
+  Create("ns", MakePod("b"));
+  Binding b;
+  b.metadata.name = "b";
+  b.target_name = "node-7";
+  ASSERT_TRUE(registry_.BindPod("ns", b).ok());
+  loop_.RunUntilIdle();
+  for (std::size_t i = 0; i < agents.size(); ++i) {
+    if (i != 3 && i != 7) {
+      EXPECT_TRUE(agents[i].empty()) << i;
+    }
+  }
+  ASSERT_EQ(agents[3].size(), 1u);
+  EXPECT_EQ(agents[3][0].type, Type::kAdded);
+  EXPECT_EQ(agents[3][0].name, "a");
+  ASSERT_EQ(agents[7].size(), 1u) << "bound: it starts matching";
+  EXPECT_EQ(agents[7][0].type, Type::kAdded);
+  EXPECT_EQ(agents[7][0].name, "b");
+  ASSERT_EQ(pending.size(), 2u) << "b created unbound, then bound away";
+  EXPECT_EQ(pending[0].type, Type::kAdded);
+  EXPECT_EQ(pending[1].type, Type::kDeleted);
+  EXPECT_EQ(pending[1].name, "b");
+  EXPECT_TRUE(run.empty());
+
+  // status.phase: Running starts matching, Succeeded stops.
+  auto got = registry_.pods().Get("ns", "b");
+  ASSERT_TRUE(got.ok());
+  Pod status = **got;
+  status.status.phase = "Running";
+  ASSERT_TRUE(registry_.pods().UpdateStatus(status).ok());
+  loop_.RunUntilIdle();
+  ASSERT_EQ(run.size(), 1u);
+  EXPECT_EQ(run[0].type, Type::kAdded);
+  ASSERT_EQ(agents[7].size(), 2u);
+  EXPECT_EQ(agents[7][1].type, Type::kModified);
+  got = registry_.pods().Get("ns", "b");
+  ASSERT_TRUE(got.ok());
+  status = **got;
+  status.status.phase = "Succeeded";
+  ASSERT_TRUE(registry_.pods().UpdateStatus(status).ok());
+  ASSERT_TRUE(registry_.pods().Delete("ns", "a", {}).ok());
+  loop_.RunUntilIdle();
+  ASSERT_EQ(run.size(), 2u);
+  EXPECT_EQ(run[1].type, Type::kDeleted);
+  ASSERT_EQ(agents[3].size(), 2u);
+  EXPECT_EQ(agents[3][1].type, Type::kModified) << "a bound pod's delete is graceful: deletionTimestamp";
+
+  // A list from the cache filters alike; a resumed watch replays the buffer through the same filter.
+  ListOptions on7;
+  on7.fields.push_back({"spec.nodeName", true, "node-7"});
+  auto list = cache_.List("", on7);
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->items.size(), 1u);
+  EXPECT_EQ(list->items[0]->metadata.name, "b");
+  std::vector<Seen> resumed;
+  auto r = Watch("", agents[7][0].rv, &resumed, on7);
+  ASSERT_EQ(resumed.size(), 2u);
+  EXPECT_EQ(resumed[0].type, Type::kModified);
+  EXPECT_EQ(resumed[1].type, Type::kModified);
+
+  // The registry's refusal of a field pods do not have.
+  ListOptions bad;
+  bad.fields.push_back({"spec.hostname", true, "x"});
+  auto refused = cache_.Watch("", bad, "", [](const ApiWatchEvent<Pod>&) {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Code::kBadRequest);
+  EXPECT_EQ(cache_.List("", bad).status().code(), Code::kBadRequest);
+  watches.clear();
+  rw.reset();
+  pw.reset();
+  r.reset();
+  EXPECT_EQ(cache_.client_watches(), 0u);
   EXPECT_EQ(store_.watches, 1);
 }
 

@@ -426,11 +426,11 @@ class ResourceRoutes {
     if (Status s = CheckListResourceVersion(q_); !s.ok()) return ErrorResponse(s);
     // resourceVersion=0 means "any version": served from the watch cache (limit ignored, as kube does).
     // resourceVersionMatch=Exact reads etcd at that revision (the registry refuses "0").
-    Result<ObjectList<T>> list = (cache_ != nullptr && q_.Get("resourceVersion") == "0" &&
-                                  opts->resource_version_match != ResourceVersionMatch::kExact &&
-                                  opts->continue_token.empty() && opts->fields.empty())
-                                     ? cache_->List(ns, *opts)
-                                     : reg_->List(ns, *opts);
+    Result<ObjectList<T>> list =
+        (cache_ != nullptr && q_.Get("resourceVersion") == "0" &&
+         opts->resource_version_match != ResourceVersionMatch::kExact && opts->continue_token.empty())
+            ? cache_->List(ns, *opts)
+            : reg_->List(ns, *opts);
     if (!list.ok()) return ErrorResponse(list.status());
     if (table_) {
       TableOptions o = TableOpts();
@@ -496,11 +496,8 @@ class ResourceRoutes {
       if (ev.type == E::kError) sink->OnEnd();
     };
     Result<std::unique_ptr<RegistryWatch>> w =
-        // The cache filters by labels and metadata.name only: a watch with other field selectors
-        // (a node agent's spec.nodeName) is served by the registry.
-        cache_ != nullptr && opts->fields.empty()
-            ? cache_->Watch(ns, *opts, q_.Get("resourceVersion"), std::move(on_event))
-            : reg_->Watch(ns, *opts, q_.Get("resourceVersion"), std::move(on_event));
+        cache_ != nullptr ? cache_->Watch(ns, *opts, q_.Get("resourceVersion"), std::move(on_event))
+                          : reg_->Watch(ns, *opts, q_.Get("resourceVersion"), std::move(on_event));
     if (!w.ok()) return Respond(ErrorResponse(w.status()));
     out.watch = std::move(w).value();
     out.response.status = 200;
