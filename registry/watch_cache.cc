@@ -187,13 +187,11 @@ std::vector<uint64_t> WatchCache<T>::CandidatesLocked(const Change& ch) const {
   std::vector<uint64_t> ids(unindexed_.begin(), unindexed_.end());
   if (by_index_.empty()) return ids;
   const std::size_t unindexed = ids.size();
-  auto add = [&](const Ptr& obj) {
-    if (!obj) return;
-    auto bucket = by_index_.find(ResourceRegistry<T>::Field(*obj, kIndexField).value_or(""));
+  for (const Ptr* obj : {&ch.prev, &ch.object}) {
+    if (!*obj) continue;
+    auto bucket = by_index_.find(ResourceRegistry<T>::Field(**obj, kIndexField).value_or(""));
     if (bucket != by_index_.end()) ids.insert(ids.end(), bucket->second.begin(), bucket->second.end());
-  };
-  add(ch.prev);
-  add(ch.object);
+  }
   if (ids.size() > unindexed) {  // in id order (registration order), each once
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
