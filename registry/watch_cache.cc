@@ -1,10 +1,8 @@
 #include "registry/watch_cache.h"
 
-#include <algorithm>
 #include <optional>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 #include "engine/mutex.h"
 #include "engine/node_types.h"
@@ -19,7 +17,8 @@ constexpr std::string_view kIndexField = "spec.nodeName";
 // The index value a client selects: `kIndexField=<value>` as its only field requirement.
 template <typename T>
 std::optional<std::string> IndexOf(const ListOptions& opts) {
-  if (!ResourceRegistry<T>::Field(T{}, kIndexField) || opts.fields.size() != 1) return std::nullopt;
+  static const bool kIndexed = ResourceRegistry<T>::Field(T{}, kIndexField).has_value();
+  if (!kIndexed || opts.fields.size() != 1) return std::nullopt;
   const FieldRequirement& r = opts.fields.front();
   if (r.field != kIndexField || !r.equal) return std::nullopt;
   return r.value;
@@ -145,7 +144,8 @@ void WatchCache<T>::OnResponse(uint64_t generation, const WatchResponse& resp) {
       revisions_.erase(ch.key);
     }
     revision_ = std::max(revision_, ch.revision);
-    for (uint64_t id : CandidatesLocked(ch)) Deliver(clients_.at(id), ch);
+    for (const auto& [id, c] : unindexed_) Deliver(c, ch);
+    DeliverIndexedLocked(ch);
     changes_.push_back(std::move(ch));
     while (changes_.size() > capacity_) {
       horizon_ = changes_.front().revision;
@@ -160,43 +160,44 @@ void WatchCache<T>::OnResponse(uint64_t generation, const WatchResponse& resp) {
     ev.type = ApiWatchEvent<T>::Type::kError;
     ev.error = resp.compact_revision > 0 ? TooOld(resp.compact_revision)
                                          : Status(Code::kGone, "the watch cache restarted; re-list");
-    for (const auto& [id, c] : clients_) c.on_event(ev);
-    clients_.clear();
+    for (const auto& [id, c] : unindexed_) c.on_event(ev);
+    for (const auto& [value, bucket] : by_index_) {
+      for (const auto& [id, c] : bucket) c.on_event(ev);
+    }
     unindexed_.clear();
     by_index_.clear();
+    index_of_.clear();
   }
 }
 
 template <typename T>
 void WatchCache<T>::Remove(uint64_t id) {
   MutexLock lock(mu_);
-  auto it = clients_.find(id);
-  if (it == clients_.end()) return;
-  if (it->second.index) {
-    auto bucket = by_index_.find(*it->second.index);
-    bucket->second.erase(id);
-    if (bucket->second.empty()) by_index_.erase(bucket);
-  } else {
+  auto indexed = index_of_.find(id);
+  if (indexed == index_of_.end()) {
     unindexed_.erase(id);
+    return;
   }
-  clients_.erase(it);
+  auto bucket = by_index_.find(indexed->second);
+  bucket->second.erase(id);
+  if (bucket->second.empty()) by_index_.erase(bucket);
+  index_of_.erase(indexed);
 }
 
 template <typename T>
-std::vector<uint64_t> WatchCache<T>::CandidatesLocked(const Change& ch) const {
-  std::vector<uint64_t> ids(unindexed_.begin(), unindexed_.end());
-  if (by_index_.empty()) return ids;
-  const std::size_t unindexed = ids.size();
+void WatchCache<T>::DeliverIndexedLocked(const Change& ch) {
+  if (by_index_.empty()) return;
+  std::optional<std::string> before;
   for (const Ptr* obj : {&ch.prev, &ch.object}) {
     if (!*obj) continue;
-    auto bucket = by_index_.find(ResourceRegistry<T>::Field(**obj, kIndexField).value_or(""));
-    if (bucket != by_index_.end()) ids.insert(ids.end(), bucket->second.begin(), bucket->second.end());
+    std::string value = ResourceRegistry<T>::Field(**obj, kIndexField).value_or("");
+    if (before == value) continue;  // the same clients: offered the change once
+    auto bucket = by_index_.find(value);
+    if (bucket != by_index_.end()) {
+      for (const auto& [id, c] : bucket->second) Deliver(c, ch);
+    }
+    before = std::move(value);
   }
-  if (ids.size() > unindexed) {  // in id order (registration order), each once
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  }
-  return ids;
 }
 
 template <typename T>
@@ -302,11 +303,11 @@ Result<std::unique_ptr<RegistryWatch>> WatchCache<T>::Watch(const std::string& n
   for (const Change& ch : changes_) Deliver(c, ch);
   const uint64_t id = next_id_++;
   if (c.index) {
-    by_index_[*c.index].insert(id);
+    index_of_.emplace(id, *c.index);
+    by_index_[*c.index].emplace(id, std::move(c));
   } else {
-    unindexed_.insert(id);
+    unindexed_.emplace(id, std::move(c));
   }
-  clients_.emplace(id, std::move(c));
   return std::unique_ptr<RegistryWatch>(new ClientWatch(this, id));
 }
 
@@ -334,7 +335,7 @@ int64_t WatchCache<T>::store_watches_started() const {
 template <typename T>
 std::size_t WatchCache<T>::client_watches() const {
   MutexLock lock(mu_);
-  return clients_.size();
+  return unindexed_.size() + index_of_.size();
 }
 
 template class WatchCache<Pod>;

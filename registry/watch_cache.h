@@ -28,9 +28,7 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
-#include <vector>
 
 #include "engine/mutex.h"
 #include "registry/registry.h"
@@ -82,9 +80,9 @@ class WatchCache {
   void OnResponse(uint64_t generation, const WatchResponse& resp);
   void Deliver(const Client& c, const Change& ch);
   void Remove(uint64_t id);
-  // The clients a change may concern, in id order: every unindexed one, and the indexed ones of the
-  // change's old and new spec.nodeName.
-  std::vector<uint64_t> CandidatesLocked(const Change& ch) const REQUIRES(mu_);
+  // Offers a change to the indexed clients of its old spec.nodeName, then of its new one (once if
+  // they are the same); each in registration order.
+  void DeliverIndexedLocked(const Change& ch) REQUIRES(mu_);
 
   ResourceRegistry<T>* const registry_;
   Store* const store_;
@@ -100,9 +98,10 @@ class WatchCache {
   std::map<std::string, Ptr> objects_ GUARDED_BY(mu_);        // by key, without resourceVersion
   std::map<std::string, int64_t> revisions_ GUARDED_BY(mu_);  // mod_revision of each object
   std::deque<Change> changes_ GUARDED_BY(mu_);
-  std::map<uint64_t, Client> clients_ GUARDED_BY(mu_);
-  std::set<uint64_t> unindexed_ GUARDED_BY(mu_);                        // clients without an index
-  std::map<std::string, std::set<uint64_t>> by_index_ GUARDED_BY(mu_);  // the others, by index value
+  // The client watches by id: those without an index, the others by index value.
+  std::map<uint64_t, Client> unindexed_ GUARDED_BY(mu_);
+  std::map<std::string, std::map<uint64_t, Client>> by_index_ GUARDED_BY(mu_);
+  std::map<uint64_t, std::string> index_of_ GUARDED_BY(mu_);  // an indexed client's value
   uint64_t next_id_ GUARDED_BY(mu_) = 1;
   int64_t store_watches_ GUARDED_BY(mu_) = 0;
   std::unique_ptr<rcsim::Watch> store_watch_ GUARDED_BY(mu_);  // destroyed with mu_ released
