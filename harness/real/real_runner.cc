@@ -399,15 +399,13 @@ Status RealRun::UpdateController(const UpdateControllerAction& a) {
   const std::string& name = a.controller;
   Status last;
   // The scenario's own writes reach the API, as in the simulation: a conflict is retried at once, an
-  // API server that answers 503 (etcd restarting, its leader changing) every 100 ms for up to 15 s.
-  const auto deadline = SteadyClock::now() + kActionRetryFor;
-  for (int attempt = 0; attempt < 10;) {
-    Result<ControllerPtr> got = Call<Result<ControllerPtr>>(
-        [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Get(ns, name, cb); });
-    if (got.status().code() == Code::kUnavailable && SteadyClock::now() < deadline) {
-      Pause(kActionRetryEvery);
-      continue;
-    }
+  // API server that answers 503 (etcd restarting, its leader changing) as Retrying does. An update a
+  // 503 had applied is a Conflict when repeated: read again and set again, as any conflict.
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    auto got = Retrying<Result<ControllerPtr>>([&] {
+      return Call<Result<ControllerPtr>>(
+          [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Get(ns, name, cb); });
+    });
     if (!got.ok()) return got.status();
     ReplicationController rc = **got;
     if (a.replicas) rc.spec.replicas = *a.replicas;
@@ -416,16 +414,13 @@ Status RealRun::UpdateController(const UpdateControllerAction& a) {
       rc.spec.template_ = *a.template_;
       if (agents()) GiveContainersACommand(&rc.spec.template_, crash_loop_dir_, readiness_dir_);
     }
-    Result<ControllerPtr> up = Call<Result<ControllerPtr>>(
-        [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Update(rc, cb); });
+    auto up = Retrying<Result<ControllerPtr>>([&] {
+      return Call<Result<ControllerPtr>>(
+          [&](const Callback<Result<ControllerPtr>>& cb) { api_->controllers().Update(rc, cb); });
+    });
     if (up.ok()) monitor_.OnController(observer_->Now(), *up, false);
     last = up.status();
-    if (last.code() == Code::kUnavailable && SteadyClock::now() < deadline) {
-      Pause(kActionRetryEvery);
-      continue;
-    }
     if (last.code() != Code::kConflict) return last;
-    ++attempt;
   }
   return last;
 }
@@ -670,8 +665,13 @@ void RealRun::KillOnceStarted(const PodPtr& pod, const std::string& what, Durati
   Result<PodPtr> cur = Call<Result<PodPtr>>([&](const Callback<Result<PodPtr>>& cb) {
     api_->pods().Get(pod->metadata.namespace_, pod->metadata.name, cb);
   });
-  const bool same = cur.ok() && (*cur)->metadata.uid == pod->metadata.uid;
-  if (!same || (*cur)->metadata.deletion_timestamp || !IsActive(**cur)) {
+  if (!cur.ok() && cur.status().code() != Code::kNotFound) {
+    Fail(what + ": pod " + KeyOf(pod->metadata) +
+         " has no running container process after 10s, and reading it: " + cur.status().ToString());
+    return;
+  }
+  if (!cur.ok() || (*cur)->metadata.uid != pod->metadata.uid || (*cur)->metadata.deletion_timestamp ||
+      !IsActive(**cur)) {
     Log(what + ": " + KeyOf(pod->metadata) + " went away before its container started");
     return;
   }
