@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "registry/watch_cache.h"
+
 namespace rcsim {
 namespace {
 
@@ -59,9 +61,10 @@ class InProcessApiClient::Resource final : public ResourceClient<T> {
  public:
   using Ptr = std::shared_ptr<const T>;
 
-  Resource(ResourceRegistry<T>* registry, Executor* executor,
+  // `cache` (null: none) serves watches and lists with resourceVersion=0, as in the HTTP server.
+  Resource(ResourceRegistry<T>* registry, WatchCache<T>* cache, Executor* executor,
            std::array<std::atomic<uint64_t>, kVerbCount>* counters)
-      : registry_(registry), executor_(executor), counters_(counters) {}
+      : registry_(registry), cache_(cache), executor_(executor), counters_(counters) {}
 
   void Get(const std::string& ns, const std::string& name, Callback<Result<Ptr>> done) override {
     Count(Verb::kGet);
@@ -69,7 +72,10 @@ class InProcessApiClient::Resource final : public ResourceClient<T> {
   }
   void List(const std::string& ns, const ListOptions& opts, Callback<Result<ObjectList<T>>> done) override {
     Count(Verb::kList);
-    Reply(std::move(done), registry_->List(ns, opts));
+    const bool from_cache = cache_ != nullptr && opts.resource_version == "0" &&
+                            opts.resource_version_match != ResourceVersionMatch::kExact &&
+                            opts.continue_token.empty();
+    Reply(std::move(done), from_cache ? cache_->List(ns, opts) : registry_->List(ns, opts));
   }
   void Create(const std::string& ns, T object, Callback<Result<Ptr>> done) override {
     Count(Verb::kCreate);
@@ -99,7 +105,8 @@ class InProcessApiClient::Resource final : public ResourceClient<T> {
                                   std::function<void(const ApiWatchEvent<T>&)> on_event) override {
     Count(Verb::kWatch);
     return PostingWatch<T>(executor_, std::move(on_event), [&](auto deliver) {
-      return registry_->Watch(ns, opts, resource_version, std::move(deliver));
+      return cache_ != nullptr ? cache_->Watch(ns, opts, resource_version, std::move(deliver))
+                               : registry_->Watch(ns, opts, resource_version, std::move(deliver));
     });
   }
 
@@ -113,6 +120,7 @@ class InProcessApiClient::Resource final : public ResourceClient<T> {
   }
 
   ResourceRegistry<T>* const registry_;
+  WatchCache<T>* const cache_;
   Executor* const executor_;
   std::array<std::atomic<uint64_t>, kVerbCount>* const counters_;
 };
@@ -168,10 +176,10 @@ class InProcessApiClient::Leases final : public LeaseClient {
 };
 
 InProcessApiClient::InProcessApiClient(Registry* registry, Executor* executor)
-    : pods_(std::make_unique<Resource<Pod>>(&registry->pods(), executor, &counters_)),
-      controllers_(
-          std::make_unique<Resource<ReplicationController>>(&registry->controllers(), executor, &counters_)),
-      nodes_(std::make_unique<Resource<Node>>(&registry->nodes(), executor, &counters_)),
+    : pods_(std::make_unique<Resource<Pod>>(&registry->pods(), &registry->pod_cache(), executor, &counters_)),
+      controllers_(std::make_unique<Resource<ReplicationController>>(
+          &registry->controllers(), &registry->controller_cache(), executor, &counters_)),
+      nodes_(std::make_unique<Resource<Node>>(&registry->nodes(), nullptr, executor, &counters_)),
       lease_registry_(&registry->context()),
       leases_(std::make_unique<Leases>(&lease_registry_, executor, &counters_)),
       registry_(registry),

@@ -1,7 +1,9 @@
 // InProcessApiClient: the ApiClient of the simulation, calling the Registry directly (no HTTP, no JSON).
 //
 // Every call runs the registry operation synchronously, then Posts `done(result)` to the executor
-// (never inline). Watch events are Posted in the order the registry delivers them; destroying the
+// (never inline). Pod and controller watches, and their lists with resourceVersion=0, are served by
+// the registry's watch caches (Registry::pod_cache()), as the HTTP server serves them; nodes by the
+// registry itself. Watch events are Posted in the order the registry delivers them; destroying the
 // ApiWatch stops them (a shared flag is checked inside each posted closure), so once the destructor
 // has returned on the executor's thread no further event callback runs. Argument errors of a watch
 // (a malformed resourceVersion) are delivered as one kError event.

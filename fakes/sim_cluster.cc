@@ -6,8 +6,7 @@ namespace rcsim {
 
 SimCluster::SimCluster(SimClusterOptions options, ApiClient* api, ClusterApi* cluster, Clock* clock,
                        Executor* executor, Rng* rng, TraceSink* trace)
-    : clock_(clock), executor_(executor), trace_(trace) {
-  index_ = std::make_unique<NodePodIndex>(api, cluster, executor);
+    : clock_(clock), executor_(executor), trace_(trace), api_(api), cluster_(cluster) {
   scheduler_ = std::make_unique<Scheduler>(options.scheduler, api, cluster, clock, executor, trace);
   // The controller manager's controllers share one cache per resource, as in kube-controller-manager
   // (the scheduler is a process of its own there: it keeps its own).
@@ -36,7 +35,7 @@ SimCluster::SimCluster(SimClusterOptions options, ApiClient* api, ClusterApi* cl
 }
 
 SimCluster::~SimCluster() {
-  // Agents before their runtimes; the index after everything that watches through it.
+  // Agents before their runtimes.
   for (auto& [name, n] : nodes_) n.agent.reset();
   nodes_.clear();
   pod_gc_.reset();
@@ -44,7 +43,6 @@ SimCluster::~SimCluster() {
   gc_.reset();
   caches_.reset();
   scheduler_.reset();
-  index_.reset();
 }
 
 void SimCluster::Trace(const std::string& event) {
@@ -52,8 +50,8 @@ void SimCluster::Trace(const std::string& event) {
 }
 
 void SimCluster::StartNewAgent(SimNode& n) {
-  n.agent = std::make_unique<NodeAgent>(n.options, &index_->client(), &index_->client(), n.runtime.get(),
-                                        clock_, executor_, trace_);
+  n.agent =
+      std::make_unique<NodeAgent>(n.options, api_, cluster_, n.runtime.get(), clock_, executor_, trace_);
   n.agent->Start();
 }
 

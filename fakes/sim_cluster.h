@@ -1,8 +1,8 @@
 // SimCluster: the rest of the simulated cluster around the replication manager, made of the shared
 // components of cluster/ (the same code production runs) over simulated runtimes:
 //   Scheduler, GarbageCollector, NodeLifecycleController, PodGc, and per node a NodeAgent over a
-//   SimRuntime (fakes/sim_runtime.h). The agents' "pods on my node" watches are served by one
-//   NodePodIndex (fakes/node_pod_index.h), as kube-apiserver's watch cache serves kubelets.
+//   SimRuntime (fakes/sim_runtime.h). The agents' "pods on my node" watches are served by the
+//   registry's pod watch cache, indexed by node as kube-apiserver's serves kubelets.
 // Everything talks to the API only through the given client (the world's unfaulted in-process one).
 //
 // World actions (the scenario's events) act on what is really simulated, never on the API objects:
@@ -44,7 +44,6 @@
 #include "engine/rng.h"
 #include "engine/time.h"
 #include "engine/trace.h"
-#include "fakes/node_pod_index.h"
 #include "fakes/sim_runtime.h"
 
 namespace rcsim {
@@ -118,7 +117,8 @@ class SimCluster {
   TraceSink* const trace_;
   SimClusterCounters counters_;
   int64_t retired_restarts_ = 0;  // of agents that died with their node
-  std::unique_ptr<NodePodIndex> index_;
+  ApiClient* const api_;
+  ClusterApi* const cluster_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<SharedCaches> caches_;  // the GC's, the node lifecycle controller's and the pod GC's
   std::unique_ptr<GarbageCollector> gc_;

@@ -49,6 +49,9 @@ SimWorld::SimWorld(SimWorldOptions options)
       trace_(&loop_, options_.keep_trace_lines) {
   store_ = std::make_unique<MemStore>(&loop_, &loop_);
   registry_ = std::make_unique<Registry>(store_.get(), &loop_, &registry_rng_);
+  // Before any client lists, so that every watch is served by the caches (the store is empty: this
+  // cannot fail).
+  (void)registry_->StartWatchCaches();
   manager_store_ = std::make_unique<FaultyStore>(store_.get(), &loop_, &loop_, &store_fault_rng_);
   manager_inner_api_ = std::make_unique<InProcessApiClient>(registry_.get(), &loop_);
   manager_api_ = std::make_unique<FaultyApiClient>(manager_inner_api_.get(), store_.get(), &loop_, &loop_,

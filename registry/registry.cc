@@ -12,6 +12,7 @@
 #include "registry/node_validation.h"
 #include "registry/object_size.h"
 #include "registry/validation.h"
+#include "registry/watch_cache.h"
 
 namespace rcsim {
 namespace {
@@ -1177,7 +1178,20 @@ template class ResourceRegistry<Node>;
 // --- Registry ---
 
 Registry::Registry(Store* store, Clock* clock, Rng* rng)
-    : ctx_(store, clock, rng), pods_(&ctx_), controllers_(&ctx_), nodes_(&ctx_) {}
+    : ctx_(store, clock, rng),
+      pods_(&ctx_),
+      controllers_(&ctx_),
+      nodes_(&ctx_),
+      pod_cache_(std::make_unique<WatchCache<Pod>>(&pods_, store, PodPrefix(""))),
+      controller_cache_(
+          std::make_unique<WatchCache<ReplicationController>>(&controllers_, store, ControllerPrefix(""))) {}
+
+Registry::~Registry() = default;
+
+Status Registry::StartWatchCaches() {
+  if (Status s = pod_cache_->Start(); !s.ok()) return s;
+  return controller_cache_->Start();
+}
 
 Result<PodPtr> Registry::BindPod(const std::string& ns, const Binding& binding) {
   if (Status s = ValidateBinding(binding); !s.ok()) return s;

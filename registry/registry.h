@@ -243,10 +243,16 @@ class ResourceRegistry {
   std::size_t cache_budget_ GUARDED_BY(cache_mu_) = kDefaultCacheBudget;
 };
 
+template <typename T>
+class WatchCache;  // registry/watch_cache.h
+
 class Registry {
  public:
   // None of the pointers is owned; all must outlive the Registry.
   Registry(Store* store, Clock* clock, Rng* rng);
+  ~Registry();
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
 
   ResourceRegistry<Pod>& pods() { return pods_; }
   ResourceRegistry<ReplicationController>& controllers() { return controllers_; }
@@ -257,6 +263,16 @@ class Registry {
   // The store, clock and uid source, for resources served beside pods and controllers (namespaces).
   RegistryContext& context() { return ctx_; }
   ResourceRegistry<Node>& nodes() { return nodes_; }
+
+  // The watch caches of pods and controllers (registry/watch_cache.h): one store watch per resource,
+  // fanned out to every client watch of both worlds (the HTTP server's and the in-process client's),
+  // and lists with resourceVersion=0. Nodes are watched through the registry (few, rarely written).
+  WatchCache<Pod>& pod_cache() { return *pod_cache_; }
+  WatchCache<ReplicationController>& controller_cache() { return *controller_cache_; }
+  // Starts both caches now rather than on first use, as kube-apiserver does at startup, so that a
+  // client that listed before the first watch is served by them too. A failure (the store is down)
+  // is returned; the caches then start on first use.
+  Status StartWatchCaches();
 
   // The pods/binding subresource: sets spec.nodeName of an unbound pod and PodScheduled=True.
   // kConflict if the pod is bound already, being deleted, or binding.metadata.uid (when set) differs;
@@ -275,6 +291,9 @@ class Registry {
   ResourceRegistry<Pod> pods_;
   ResourceRegistry<ReplicationController> controllers_;
   ResourceRegistry<Node> nodes_;
+  // After the registries they serve: destroyed first.
+  std::unique_ptr<WatchCache<Pod>> pod_cache_;
+  std::unique_ptr<WatchCache<ReplicationController>> controller_cache_;
 };
 
 // Store keys: "/registry/pods/" + ns + "/" + name, and the prefixes ("/registry/pods/" for ns "").

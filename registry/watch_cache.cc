@@ -1,5 +1,6 @@
 #include "registry/watch_cache.h"
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -71,15 +72,13 @@ Status WatchCache<T>::EnsureStartedLocked() {
   auto r = store_->Range(req);
   if (!r.ok()) return r.status();
   objects_.clear();
-  revisions_.clear();
   for (const KeyValue& kv : r->kvs) {
     auto obj = registry_->StoredAt(kv);
     if (!obj.ok()) {  // left out, as a list leaves it out
       registry_->context()->ReportMalformed(kv.key, obj.status());
       continue;
     }
-    objects_[kv.key] = std::move(*obj);
-    revisions_[kv.key] = kv.mod_revision;
+    objects_.emplace(kv.key, Entry{std::move(*obj), kv.mod_revision});
   }
   changes_.clear();
   revision_ = r->revision;
@@ -107,7 +106,9 @@ void WatchCache<T>::Deliver(const Client& c, const Change& ch) {
   ApiWatchEvent<T> ev;
   if (is) {
     ev.type = was ? Type::kModified : Type::kAdded;
-    ev.object = registry_->WithRevision(ch.key, ch.object, ch.revision, true);
+    if (!ch.object_at_revision)
+      ch.object_at_revision = registry_->WithRevision(ch.key, ch.object, ch.revision, true);
+    ev.object = ch.object_at_revision;
   } else if (was) {
     ev.type = Type::kDeleted;  // deleted, or stopped matching: the last matching state
     // Only a real deletion's last state is what the key held at this revision (cacheable).
@@ -127,7 +128,8 @@ void WatchCache<T>::OnResponse(uint64_t generation, const WatchResponse& resp) {
     Change ch;
     ch.revision = ev.kv.mod_revision;
     ch.key = ev.kv.key;
-    if (auto it = objects_.find(ch.key); it != objects_.end()) ch.prev = it->second;
+    auto known = objects_.find(ch.key);
+    if (known != objects_.end()) ch.prev = known->second.object;
     auto obj = ev.type == WatchEvent::Type::kPut ? registry_->StoredAt(ev.kv) : Result<Ptr>(Ptr());
     if (!obj.ok()) {
       // As the registry's watch: an object that turns unreadable is reported and, if a client saw it,
@@ -137,11 +139,13 @@ void WatchCache<T>::OnResponse(uint64_t generation, const WatchResponse& resp) {
     }
     if (obj.ok() && *obj != nullptr) {
       ch.object = std::move(*obj);
-      objects_[ch.key] = ch.object;
-      revisions_[ch.key] = ch.revision;
-    } else {
-      objects_.erase(ch.key);
-      revisions_.erase(ch.key);
+      if (known != objects_.end()) {
+        known->second = Entry{ch.object, ch.revision};
+      } else {
+        objects_.emplace(ch.key, Entry{ch.object, ch.revision});
+      }
+    } else if (known != objects_.end()) {
+      objects_.erase(known);
     }
     revision_ = std::max(revision_, ch.revision);
     for (const auto& [id, c] : unindexed_) Deliver(c, ch);
@@ -269,12 +273,11 @@ Result<std::unique_ptr<RegistryWatch>> WatchCache<T>::Watch(const std::string& n
   if (Status s = EnsureStartedLocked(); !s.ok()) return s;  // it may have restarted meanwhile
   if (from_cache) {
     from = revision_;
-    for (auto it = objects_.lower_bound(c.prefix); it != objects_.end() && it->first.starts_with(c.prefix);
-         ++it) {
-      if (!ResourceRegistry<T>::Matches(*it->second, c.opts)) continue;
+    for (const Object* it : InPrefixLocked(c.prefix)) {
+      if (!ResourceRegistry<T>::Matches(*it->second.object, c.opts)) continue;
       ApiWatchEvent<T> ev;
       ev.type = Type::kAdded;
-      ev.object = registry_->WithRevision(it->first, it->second, revisions_[it->first], true);
+      ev.object = registry_->WithRevision(it->first, it->second.object, it->second.revision, true);
       c.on_event(ev);
     }
   } else if (from < start_revision_) {
@@ -319,11 +322,28 @@ Result<ObjectList<T>> WatchCache<T>::List(const std::string& ns, const ListOptio
   const std::string prefix = ns.empty() ? prefix_ : prefix_ + ns + "/";
   ObjectList<T> out;
   out.resource_version = std::to_string(revision_);
-  for (auto it = objects_.lower_bound(prefix); it != objects_.end() && it->first.starts_with(prefix); ++it) {
-    if (!ResourceRegistry<T>::Matches(*it->second, opts)) continue;
-    out.items.push_back(registry_->WithRevision(it->first, it->second, revisions_[it->first], true));
+  for (const Object* it : InPrefixLocked(prefix)) {
+    if (!ResourceRegistry<T>::Matches(*it->second.object, opts)) continue;
+    out.items.push_back(registry_->WithRevision(it->first, it->second.object, it->second.revision, true));
   }
   return out;
+}
+
+template <typename T>
+std::vector<const typename WatchCache<T>::Object*> WatchCache<T>::InPrefixLocked(
+    const std::string& prefix) const {
+  std::vector<const Object*> out;
+  for (const Object& o : objects_) {
+    if (o.first.starts_with(prefix)) out.push_back(&o);
+  }
+  std::sort(out.begin(), out.end(), [](const Object* a, const Object* b) { return a->first < b->first; });
+  return out;
+}
+
+template <typename T>
+Status WatchCache<T>::Start() {
+  MutexLock lock(mu_);
+  return EnsureStartedLocked();
 }
 
 template <typename T>

@@ -29,6 +29,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "engine/mutex.h"
 #include "registry/registry.h"
@@ -53,6 +56,13 @@ class WatchCache {
   // revision: what a list with resourceVersion=0 returns.
   Result<ObjectList<T>> List(const std::string& ns, const ListOptions& opts);
 
+  // Starts the cache now (it otherwise starts on first use): one list, then one store watch from its
+  // revision. A client that listed before the cache started and watches from that list's revision gets
+  // a store watch of its own (see above), so whoever owns the cache starts it before serving clients,
+  // as kube-apiserver starts its cachers at startup. Fails (and is retried on first use) if the store
+  // cannot be read.
+  Status Start();
+
   // How many store watches this cache has started (1 while it stays healthy), and the client watches
   // it serves now.
   int64_t store_watches_started() const;
@@ -65,6 +75,9 @@ class WatchCache {
     Ptr object;                // null for a deletion
     Ptr prev;                  // null for a creation
     bool undecodable = false;  // the key now holds a value that does not decode (object is null)
+    // `object` with its resourceVersion, made by the first client delivered an ADDED or MODIFIED
+    // event and shared by the others (a resumed watch replaying the buffer too).
+    mutable Ptr object_at_revision;
   };
   struct Client {
     std::string prefix;  // the namespace's key prefix
@@ -91,12 +104,20 @@ class WatchCache {
 
   mutable Mutex mu_;
   bool started_ GUARDED_BY(mu_) = false;
-  uint64_t generation_ GUARDED_BY(mu_) = 0;                   // bumped on every (re)start
-  int64_t revision_ GUARDED_BY(mu_) = 0;                      // the last revision applied
-  int64_t horizon_ GUARDED_BY(mu_) = 0;                       // changes after it are all in changes_
-  int64_t start_revision_ GUARDED_BY(mu_) = 0;                // the revision the cache was listed at
-  std::map<std::string, Ptr> objects_ GUARDED_BY(mu_);        // by key, without resourceVersion
-  std::map<std::string, int64_t> revisions_ GUARDED_BY(mu_);  // mod_revision of each object
+  uint64_t generation_ GUARDED_BY(mu_) = 0;     // bumped on every (re)start
+  int64_t revision_ GUARDED_BY(mu_) = 0;        // the last revision applied
+  int64_t horizon_ GUARDED_BY(mu_) = 0;         // changes after it are all in changes_
+  int64_t start_revision_ GUARDED_BY(mu_) = 0;  // the revision the cache was listed at
+  struct Entry {
+    Ptr object;            // without resourceVersion
+    int64_t revision = 0;  // its mod_revision
+  };
+  // By key. Hashed: every change looks its key up, while only lists and rv=0 watches iterate (and
+  // sort what they return, see InPrefixLocked).
+  std::unordered_map<std::string, Entry> objects_ GUARDED_BY(mu_);
+  using Object = std::pair<const std::string, Entry>;
+  // The objects whose keys start with `prefix`, in key order.
+  std::vector<const Object*> InPrefixLocked(const std::string& prefix) const REQUIRES(mu_);
   std::deque<Change> changes_ GUARDED_BY(mu_);
   // The client watches by id: those without an index, the others by index value.
   std::map<uint64_t, Client> unindexed_ GUARDED_BY(mu_);

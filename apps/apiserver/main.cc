@@ -284,6 +284,10 @@ int Main(int argc, char** argv) {
     MutexLock lock(log_mu);
     std::cerr << "apiserver: " << line << "\n";
   });
+  // The watch caches start now, as kube-apiserver's do, so that every client watch is served by them.
+  if (Status s = registry.StartWatchCaches(); !s.ok()) {
+    std::cerr << "apiserver: watch caches start on first use: " << s.ToString() << "\n";
+  }
   Compactor compactor(timed_store.get(), std::chrono::seconds(flags.compaction_interval_seconds));
   HttpServer server(&registry, &clock, options);
   if (Status s = server.Start(); !s.ok()) {

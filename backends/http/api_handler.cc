@@ -1416,11 +1416,7 @@ bool PercentDecode(std::string_view in, std::string* out) {
 }
 
 ApiHandler::ApiHandler(Registry* registry, const Clock* clock)
-    : registry_(registry),
-      clock_(clock),
-      events_(&registry->context()),
-      pod_cache_(&registry->pods(), registry->context().store(), PodPrefix("")),
-      rc_cache_(&registry->controllers(), registry->context().store(), ControllerPrefix("")) {}
+    : registry_(registry), clock_(clock), events_(&registry->context()) {}
 
 ApiOutcome ApiHandler::Handle(const HttpRequest& request, const std::shared_ptr<WatchSink>& sink) {
   // A protobuf body (kubectl's typed clients) is read into JSON here, so every handler takes JSON.
@@ -1584,11 +1580,11 @@ ApiOutcome ApiHandler::Handle(const HttpRequest& request, const std::shared_ptr<
   }
   if (sub == nullptr) {
     if (pods) {
-      return ServeResource(&registry_->pods(), &pod_cache_, clock_, req, *q, cluster_scope, watch_path, ns,
-                           name, sink);
+      return ServeResource(&registry_->pods(), &registry_->pod_cache(), clock_, req, *q, cluster_scope,
+                           watch_path, ns, name, sink);
     }
-    return ServeResource(&registry_->controllers(), &rc_cache_, clock_, req, *q, cluster_scope, watch_path,
-                         ns, name, sink);
+    return ServeResource(&registry_->controllers(), &registry_->controller_cache(), clock_, req, *q,
+                         cluster_scope, watch_path, ns, name, sink);
   }
   if (watch_path) return Respond(NotFound(path));
   if (*sub == "status") {

@@ -101,9 +101,6 @@ class ApiHandler {
   const Clock* const clock_;
   LeaseRegistry* leases_ = nullptr;
   EventRegistry events_;  // /api/v1/events, /api/v1/namespaces/{ns}/events
-  // One store watch per resource, fanned out to every HTTP watch; lists with resourceVersion=0.
-  WatchCache<Pod> pod_cache_;
-  WatchCache<ReplicationController> rc_cache_;
 };
 
 // Serialises `j` compactly; invalid UTF-8 (request bytes echoed in messages) becomes U+FFFD instead of
