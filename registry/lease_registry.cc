@@ -171,32 +171,40 @@ Result<std::unique_ptr<RegistryWatch>> LeaseRegistry::Watch(
   req.start_revision = from + 1;
   req.prev_kv = true;
   auto out = std::make_unique<LeaseWatch>();
-  out->watch = ctx_->store()->StartWatch(req, [opts, on_event = std::move(on_event)](const WatchResponse& r) {
-    if (r.canceled) {
-      ApiWatchEvent<Lease> ev;
-      ev.type = Type::kError;
-      ev.error = r.compact_revision > 0 ? Status(Code::kGone, "too old resource version")
-                                        : Status(Code::kInternal, r.status.message());
-      on_event(ev);
-      return;
-    }
-    for (const WatchEvent& e : r.events) {
-      const bool put = e.type == WatchEvent::Type::kPut;
-      const KeyValue* kv = put ? &e.kv : (e.prev_kv ? &*e.prev_kv : nullptr);
-      if (kv == nullptr) continue;
-      // A deleted lease is its last stored state at the deletion's revision; one that does not decode
-      // is skipped, as lists skip it.
-      Result<Lease> lease = DecodeLease(kv->value.bytes());
-      if (!lease.ok() || !LeaseMatches(*lease, opts)) continue;
-      lease->metadata.resource_version = std::to_string(e.kv.mod_revision);
-      ApiWatchEvent<Lease> ev;
-      ev.type = !put                                        ? Type::kDeleted
-                : e.kv.create_revision == e.kv.mod_revision ? Type::kAdded
-                                                            : Type::kModified;
-      ev.object = std::make_shared<const Lease>(std::move(lease).value());
-      on_event(ev);
-    }
-  });
+  out->watch =
+      ctx_->store()->StartWatch(req, [this, opts, on_event = std::move(on_event)](const WatchResponse& r) {
+        if (r.canceled) {
+          ApiWatchEvent<Lease> ev;
+          ev.type = Type::kError;
+          ev.error = r.compact_revision > 0 ? Status(Code::kGone, "too old resource version")
+                                            : Status(Code::kInternal, r.status.message());
+          on_event(ev);
+          return;
+        }
+        for (const WatchEvent& e : r.events) {
+          const bool put = e.type == WatchEvent::Type::kPut;
+          const KeyValue* kv = put ? &e.kv : (e.prev_kv ? &*e.prev_kv : nullptr);
+          if (kv == nullptr) continue;
+          // A deleted lease is its last stored state at the deletion's revision; one that does not decode
+          // is skipped, as lists skip it. A written one is decoded through the decode cache, so that the
+          // next read of it (the holder's next renewal reads it first) does not decode it again.
+          ApiWatchEvent<Lease> ev;
+          if (put) {
+            Result<LeasePtr> lease = FromKv(e.kv);
+            if (!lease.ok() || !LeaseMatches(**lease, opts)) continue;
+            ev.object = std::move(lease).value();
+          } else {
+            Result<Lease> lease = DecodeLease(kv->value.bytes());
+            if (!lease.ok() || !LeaseMatches(*lease, opts)) continue;
+            lease->metadata.resource_version = std::to_string(e.kv.mod_revision);
+            ev.object = std::make_shared<const Lease>(std::move(lease).value());
+          }
+          ev.type = !put                                        ? Type::kDeleted
+                    : e.kv.create_revision == e.kv.mod_revision ? Type::kAdded
+                                                                : Type::kModified;
+          on_event(ev);
+        }
+      });
   return std::unique_ptr<RegistryWatch>(std::move(out));
 }
 

@@ -48,7 +48,7 @@ class LeaseRegistry {
   // deleted one: its last state, at the deletion's revision); a value that does not decode is skipped.
   // The watch ends with a kError event: kGone for a compacted resource_version, kInternal when the
   // store ends it. on_event runs on the store's watch thread (before Watch returns for the listed
-  // leases), in order.
+  // leases), in order. The watch must not outlive the registry (it decodes through its cache).
   Result<std::unique_ptr<RegistryWatch>> Watch(const std::string& ns, const ListOptions& opts,
                                                const std::string& resource_version,
                                                std::function<void(const ApiWatchEvent<Lease>&)> on_event);

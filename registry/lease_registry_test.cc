@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "engine/rng.h"
 #include "fakes/mem_store.h"
 #include "fakes/sim_loop.h"
@@ -174,6 +176,37 @@ TEST_F(LeaseRegistryTest, ReadsDecodeEachRevisionOnceAndSeeEveryWrite) {
   ASSERT_TRUE(leases_.Delete("kube-node-lease", "node-a", {}).ok());
   ASSERT_TRUE(leases_.Create("kube-node-lease", MakeLease("node-a", "node-a-again")).ok());
   EXPECT_EQ((*leases_.Get("kube-node-lease", "node-a"))->spec.holder_identity, "node-a-again");
+}
+
+// A renewal is decoded once: by the watch that delivers it (the node lifecycle controller's), and
+// the holder's next read before renewing again gets that same lease from the decode cache.
+TEST_F(LeaseRegistryTest, AWatchedRenewalIsDecodedOnceForTheWatchAndTheNextRead) {
+  ASSERT_TRUE(leases_.Create("kube-node-lease", MakeLease("node-a", "node-a")).ok());
+  auto first = leases_.Get("kube-node-lease", "node-a");
+  ASSERT_TRUE(first.ok());
+  std::vector<LeasePtr> seen;
+  auto watch = leases_.Watch("kube-node-lease", ListOptions{}, (*first)->metadata.resource_version,
+                             [&](const ApiWatchEvent<Lease>& ev) { seen.push_back(ev.object); });
+  ASSERT_TRUE(watch.ok()) << watch.status().ToString();
+
+  Lease renewed = **first;
+  renewed.spec.renew_time = *renewed.spec.renew_time + std::chrono::seconds(10);
+  auto updated = leases_.Update(renewed);
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  loop_.RunUntilIdle(1000);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0]->spec.renew_time, renewed.spec.renew_time);
+  EXPECT_EQ(seen[0]->metadata.resource_version, (*updated)->metadata.resource_version);
+  auto again = leases_.Get("kube-node-lease", "node-a");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->get(), seen[0].get());  // not decoded again
+
+  // A deletion is delivered as the last state, at the deletion's revision.
+  ASSERT_TRUE(leases_.Delete("kube-node-lease", "node-a", {}).ok());
+  loop_.RunUntilIdle(1000);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1]->spec.renew_time, renewed.spec.renew_time);
+  EXPECT_NE(seen[1]->metadata.resource_version, (*updated)->metadata.resource_version);
 }
 
 TEST(LeaseCodecTest, RoundTripsInTheKubernetesShape) {
