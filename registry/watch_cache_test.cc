@@ -315,6 +315,32 @@ TEST_F(WatchCacheTest, AWatchFromAListMadeBeforeTheCacheStartedSeesEveryChange) 
   EXPECT_EQ(later[0].name, "q");
 }
 
+// The registry's own caches, started before any client lists (as SimWorld and the apiserver start
+// them): a watch from a list made before the first watch, after other writes moved the revision on,
+// shares the cache's store watch instead of getting one of its own as above.
+TEST_F(WatchCacheTest, TheRegistrysCachesStartedFirstServeAWatchFromAnEarlierList) {
+  ASSERT_TRUE(registry_.StartWatchCaches().ok());
+  const int started = store_.watches;
+  EXPECT_EQ(started, 2);  // pods and controllers
+  auto list = registry_.pods().List("ns", {});
+  ASSERT_TRUE(list.ok());
+  Create("other", MakePod("elsewhere"));
+  Create("ns", MakePod("p"));
+
+  std::vector<Seen> seen;
+  auto w = registry_.pod_cache().Watch("ns", {}, list->resource_version, [&](const ApiWatchEvent<Pod>& ev) {
+    seen.push_back({ev.type, ev.object ? ev.object->metadata.name : "", "", ev.error.code()});
+  });
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  Create("ns", MakePod("q"));
+  EXPECT_EQ(store_.watches, started);  // no store watch of its own
+  EXPECT_EQ(registry_.pod_cache().store_watches_started(), 1);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].name, "p");
+  EXPECT_EQ(seen[1].name, "q");
+  for (const Seen& e : seen) EXPECT_EQ(e.type, Type::kAdded);
+}
+
 // As the registry's watch (c89a227): a value that does not decode is left out of the cache and of
 // "0" lists, and an object that turns unreadable is DELETED for the watches that saw it.
 TEST_F(WatchCacheTest, MalformedValuesAreSkippedAndAnObjectTurningUnreadableIsDeleted) {
