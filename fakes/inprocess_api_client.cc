@@ -72,9 +72,7 @@ class InProcessApiClient::Resource final : public ResourceClient<T> {
   }
   void List(const std::string& ns, const ListOptions& opts, Callback<Result<ObjectList<T>>> done) override {
     Count(Verb::kList);
-    const bool from_cache = cache_ != nullptr && opts.resource_version == "0" &&
-                            opts.resource_version_match != ResourceVersionMatch::kExact &&
-                            opts.continue_token.empty();
+    const bool from_cache = cache_ != nullptr && WatchCache<T>::Serves(opts);
     Reply(std::move(done), from_cache ? cache_->List(ns, opts) : registry_->List(ns, opts));
   }
   void Create(const std::string& ns, T object, Callback<Result<Ptr>> done) override {

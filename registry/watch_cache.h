@@ -55,6 +55,12 @@ class WatchCache {
   // The current objects of namespace `ns` matching `opts` (limit and continue ignored), at the cache's
   // revision: what a list with resourceVersion=0 returns.
   Result<ObjectList<T>> List(const std::string& ns, const ListOptions& opts);
+  // Whether a list with `opts` is one the cache serves: resourceVersion=0 ("any version", as kube
+  // serves it from its cache, limit ignored), neither an exact-revision read nor a continued list.
+  static bool Serves(const ListOptions& opts) {
+    return opts.resource_version == "0" && opts.resource_version_match != ResourceVersionMatch::kExact &&
+           opts.continue_token.empty();
+  }
 
   // Starts the cache now (it otherwise starts on first use): one list, then one store watch from its
   // revision. A client that listed before the cache started and watches from that list's revision gets

@@ -427,10 +427,7 @@ class ResourceRoutes {
     // resourceVersion=0 means "any version": served from the watch cache (limit ignored, as kube does).
     // resourceVersionMatch=Exact reads etcd at that revision (the registry refuses "0").
     Result<ObjectList<T>> list =
-        (cache_ != nullptr && q_.Get("resourceVersion") == "0" &&
-         opts->resource_version_match != ResourceVersionMatch::kExact && opts->continue_token.empty())
-            ? cache_->List(ns, *opts)
-            : reg_->List(ns, *opts);
+        (cache_ != nullptr && WatchCache<T>::Serves(*opts)) ? cache_->List(ns, *opts) : reg_->List(ns, *opts);
     if (!list.ok()) return ErrorResponse(list.status());
     if (table_) {
       TableOptions o = TableOpts();
