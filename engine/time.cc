@@ -23,6 +23,16 @@ std::string FormatRfc3339(TimePoint t) {
   return buf;
 }
 
+std::string FormatTimeOfDay(TimePoint t) {
+  auto us = std::chrono::floor<std::chrono::microseconds>(t);
+  std::chrono::hh_mm_ss<std::chrono::microseconds> hms(us - std::chrono::floor<std::chrono::days>(us));
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "%02d:%02d:%02d.%06lld", static_cast<int>(hms.hours().count()),
+                static_cast<int>(hms.minutes().count()), static_cast<int>(hms.seconds().count()),
+                static_cast<long long>(hms.subseconds().count()));
+  return buf;
+}
+
 std::optional<TimePoint> ParseRfc3339(std::string_view s) {
   int y, mo, d, h, mi, se;
   if (s.size() < 20) return std::nullopt;

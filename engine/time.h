@@ -34,6 +34,10 @@ std::string FormatRfc3339(TimePoint t);
 // ("+02:00", "-05:30", "+00:00"); nullopt if malformed.
 std::optional<TimePoint> ParseRfc3339(std::string_view s);
 
+// "04:33:10.123456": the UTC time of day with microseconds, as the time in a klog line's header. For
+// log lines of the processes (apps/), which pass the wall clock's time.
+std::string FormatTimeOfDay(TimePoint t);
+
 // Human duration for logs and reports: "1.5s", "250ms", "2m3s".
 std::string FormatDuration(Duration d);
 

@@ -16,6 +16,13 @@ TEST(TimeTest, Rfc3339RoundTrip) {
   EXPECT_EQ(*frac - *t, 250ms);
 }
 
+TEST(TimeTest, TimeOfDayHasMicrosecondsAndIsUtc) {
+  auto t = ParseRfc3339("2014-06-07T01:02:03.0456789+03:00");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(FormatTimeOfDay(*t), "22:02:03.045678");
+  EXPECT_EQ(FormatTimeOfDay(*ParseRfc3339("2014-06-06T00:00:00Z")), "00:00:00.000000");
+}
+
 // The python client sends "+00:00"; any offset is accepted and FormatRfc3339 emits UTC with Z.
 TEST(TimeTest, Rfc3339AcceptsAnyOffset) {
   auto z = ParseRfc3339("2014-06-06T12:34:56Z");

@@ -239,14 +239,15 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
   return true;
 }
 
-// Log lines to stderr: info and above, debug too at --v >= 4. Thread-safe.
+// Log lines to stderr with the UTC time of day: info and above, debug too at --v >= 4. Thread-safe.
 class StderrLogger final : public Logger {
  public:
   explicit StderrLogger(int verbosity) : verbosity_(verbosity) {}
   void Log(LogLevel level, std::string_view message) override {
     if (level == LogLevel::kDebug && verbosity_ < 4) return;
+    const std::string now = FormatTimeOfDay(SystemClock().Now());
     MutexLock lock(mu_);
-    std::cerr << "controller-manager: "
+    std::cerr << "controller-manager: " << now << " "
               << (level == LogLevel::kError     ? "error: "
                   : level == LogLevel::kWarning ? "warning: "
                                                 : "")

@@ -165,14 +165,15 @@ bool ParseFlags(int argc, char** argv, Flags* f, bool* exit_now) {
   return true;
 }
 
-// Pod and container events to stderr, one line each. Thread-safe.
+// Pod and container events to stderr, one line each, with the UTC time of day. Thread-safe.
 class StderrTraceSink final : public TraceSink {
  public:
   explicit StderrTraceSink(bool enabled) : enabled_(enabled) {}
   bool enabled() const override { return enabled_; }
   void Record(std::string_view actor, std::string_view event) override {
+    const std::string now = FormatTimeOfDay(SystemClock().Now());
     MutexLock lock(mu_);
-    std::cerr << "node-agent: " << actor << ": " << event << std::endl;
+    std::cerr << "node-agent: " << now << " " << actor << ": " << event << std::endl;
   }
 
  private:

@@ -20,6 +20,39 @@ std::string Slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
+// The last `lines` lines of a file.
+std::string Tail(const std::filesystem::path& p, std::size_t lines) {
+  const std::string all = Slurp(p);
+  std::size_t at = all.size();
+  for (std::size_t n = 0; at > 0 && n <= lines;) {
+    if (all[--at] == '\n') ++n;
+  }
+  return all.substr(at == 0 ? 0 : at + 1);
+}
+
+// A failed real run keeps its processes' logs in <report>/<scenario>.logs/ (the runner copies them
+// there). CI keeps only this test's output, so on failure the logs' tails are printed here and the
+// directory is left in place: a failure seen once can be read, not only guessed at.
+void PrintFailedRunsLogs(const std::filesystem::path& report) {
+  std::error_code ec;
+  for (const auto& run : std::filesystem::directory_iterator(report, ec)) {
+    if (!run.is_directory() || run.path().extension() != ".logs") continue;
+    // The run's timeline (active, running, ready per sample time) is in its report.
+    std::filesystem::path report_file = run.path();
+    report_file.replace_extension(".json");
+    if (std::filesystem::exists(report_file)) {
+      const nlohmann::json r = nlohmann::json::parse(Slurp(report_file), nullptr, false);
+      if (!r.is_discarded() && r.contains("totals")) {
+        std::printf("===== %s: totals %s\n", report_file.c_str(), r["totals"].dump().c_str());
+      }
+    }
+    for (const auto& log : std::filesystem::recursive_directory_iterator(run.path(), ec)) {
+      if (!log.is_regular_file()) continue;
+      std::printf("===== %s (last 60 lines)\n%s\n", log.path().c_str(), Tail(log.path(), 60).c_str());
+    }
+  }
+}
+
 TEST(RealSuiteTest, CompareScenariosRealGivesTheSameVerdictsInBothModes) {
   char tmpl[] = "/tmp/rcsim-real-suite-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -46,6 +79,11 @@ TEST(RealSuiteTest, CompareScenariosRealGivesTheSameVerdictsInBothModes) {
   const std::string html = Slurp(dir / "report" / "index.html");
   EXPECT_NE(html.find("Simulation and real mode"), std::string::npos);
   EXPECT_NE(html.find("class=\"paired\""), std::string::npos);
+  if (::testing::Test::HasFailure()) {
+    PrintFailedRunsLogs(dir / "report");
+    std::printf("the run's reports and logs are kept in %s\n", dir.c_str());
+    return;
+  }
   std::filesystem::remove_all(dir);
 }
 
