@@ -1,6 +1,7 @@
 // Decoding one pod watch event line ({"type":"MODIFIED","object":{...}}) as the HTTP client does:
 // - Nlohmann: the client's path today (rest_wire.h DecodeWatchLine: nlohmann parse + PodFromJson);
 // - NlohmannParseOnly: the parse alone, to split the cost;
+// - ParseJsonOnly: engine/json_parse.h's parse (simdjson, then the same nlohmann value);
 // - SimdjsonInformerFields: simdjson DOM parse plus the fields an informer and the manager read
 //   (type, name, namespace, uid, resourceVersion, labels, controller ownerReference, phase, Ready),
 //   i.e. what a simdjson decoder would at least cost;
@@ -13,6 +14,7 @@
 
 #include "backends/httpclient/rest_wire.h"
 #include "engine/codec.h"
+#include "engine/json_parse.h"
 #include "engine/types.h"
 
 namespace rcsim {
@@ -66,6 +68,17 @@ void BM_WatchLineNlohmannParseOnly(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_WatchLineNlohmannParseOnly);
+
+// ParseJson (engine/json_parse.h): simdjson's parse building the nlohmann value the codec reads.
+void BM_WatchLineParseJsonOnly(benchmark::State& state) {
+  const std::string line = PodEventLine();
+  for (auto _ : state) {
+    nlohmann::json j = ParseJson(line);
+    benchmark::DoNotOptimize(j);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_WatchLineParseJsonOnly);
 
 void BM_WatchLineSimdjsonInformerFields(benchmark::State& state) {
   const std::string line = PodEventLine();

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <utility>
 
+#include "engine/json_parse.h"
+
 namespace rcsim {
 namespace {
 
@@ -654,13 +656,13 @@ Result<ObjectMeta> ObjectMetaFromJson(const nlohmann::json& j, const std::string
 }
 
 Result<Pod> DecodePod(std::string_view bytes) {
-  json j = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  json j = ParseJson(bytes);
   if (j.is_discarded()) return Status(Code::kBadRequest, "malformed JSON");
   return PodFromJson(j);
 }
 
 Result<ReplicationController> DecodeController(std::string_view bytes) {
-  json j = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  json j = ParseJson(bytes);
   if (j.is_discarded()) return Status(Code::kBadRequest, "malformed JSON");
   return ControllerFromJson(j);
 }

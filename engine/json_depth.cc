@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "engine/json_parse.h"
+
 namespace rcsim {
 
 int JsonNestingDepth(std::string_view text, int limit) {
@@ -42,7 +44,7 @@ Result<nlohmann::json> ParseBoundedJson(std::string_view text, std::string_view 
     return Status(Code::kBadRequest,
                   std::string(what) + " nests deeper than " + std::to_string(max_depth) + " levels");
   }
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = ParseJson(text);
   if (j.is_discarded()) return Status(Code::kBadRequest, std::string(what) + " is not valid JSON");
   return j;
 }

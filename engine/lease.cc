@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "engine/codec.h"
+#include "engine/json_parse.h"
 
 namespace rcsim {
 namespace {
@@ -113,7 +114,7 @@ Result<Lease> LeaseFromJson(const json& j) {
 }
 
 Result<Lease> DecodeLease(std::string_view bytes) {
-  json j = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  json j = ParseJson(bytes);
   if (j.is_discarded()) return Status(Code::kBadRequest, "malformed JSON");
   return LeaseFromJson(j);
 }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "engine/codec.h"
+#include "engine/json_parse.h"
 
 namespace rcsim {
 namespace {
@@ -204,7 +205,7 @@ Result<Node> NodeFromJson(const json& j) {
 std::string EncodeNode(const Node& node) { return NodeToJson(node).dump(); }
 
 Result<Node> DecodeNode(std::string_view bytes) {
-  json j = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  json j = ParseJson(bytes);
   if (j.is_discarded()) return Status(Code::kBadRequest, "malformed JSON");
   return NodeFromJson(j);
 }

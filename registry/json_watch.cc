@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "engine/json_parse.h"
+
 namespace rcsim {
 namespace {
 
@@ -49,7 +51,7 @@ std::unique_ptr<RegistryWatch> StartJsonWatch(Store* store, const std::string& p
       const bool put = ev.type == WatchEvent::Type::kPut;
       const KeyValue* kv = put ? &ev.kv : (ev.prev_kv ? &*ev.prev_kv : nullptr);
       if (kv == nullptr) continue;
-      json obj = json::parse(kv->value.bytes(), nullptr, false);
+      json obj = ParseJson(kv->value.bytes());
       if (obj.is_discarded() || !obj.is_object()) continue;
       obj = WithVersion(std::move(obj), ev.kv.mod_revision);
       std::string type = !put                                          ? "DELETED"

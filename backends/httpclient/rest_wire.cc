@@ -5,6 +5,7 @@
 
 #include "engine/codec.h"
 #include "engine/field_selector.h"
+#include "engine/json_parse.h"
 #include "engine/node_codec.h"
 
 namespace rcsim {
@@ -196,14 +197,14 @@ Status StatusFromStatusJson(const nlohmann::json& j) {
 
 template <typename T>
 Result<std::shared_ptr<const T>> DecodeObjectResponse(std::string_view body) {
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  json j = ParseJson(body);
   if (j.is_discarded()) return Status(Code::kInternal, "malformed JSON from server");
   return ObjectFrom<T>(j);
 }
 
 template <typename T>
 Result<ObjectList<T>> DecodeListResponse(std::string_view body) {
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  json j = ParseJson(body);
   if (j.is_discarded() || !j.is_object()) return Status(Code::kInternal, "malformed list from server");
   ObjectList<T> list;
   auto meta = j.find("metadata");
@@ -226,7 +227,7 @@ Result<ObjectList<T>> DecodeListResponse(std::string_view body) {
 
 template <typename T>
 Result<ApiWatchEvent<T>> DecodeWatchLine(std::string_view line) {
-  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  json j = ParseJson(line);
   if (j.is_discarded() || !j.is_object()) {
     return Status(Code::kInternal, "malformed watch event from server");
   }
