@@ -86,11 +86,13 @@ std::string FormatDuration(Duration d) {
   const char* sign = ns < 0 ? "-" : "";
   if (ns < 0) ns = -ns;
   if (ns < 1000000) {
-    std::snprintf(buf, sizeof(buf), "%s%.3fms", sign, ns / 1e6);
+    std::snprintf(buf, sizeof(buf), "%s%.3fms", sign, static_cast<double>(ns) / 1e6);
   } else if (ns < 1000000000) {
-    std::snprintf(buf, sizeof(buf), "%s%gms", sign, static_cast<double>(ns / 1000) / 1e3);
+    const int64_t whole_us = ns / 1000;  // truncated to microseconds
+    std::snprintf(buf, sizeof(buf), "%s%gms", sign, static_cast<double>(whole_us) / 1e3);
   } else if (ns < 60LL * 1000000000) {
-    std::snprintf(buf, sizeof(buf), "%s%gs", sign, static_cast<double>(ns / 1000000) / 1e3);
+    const int64_t whole_ms = ns / 1000000;  // truncated to milliseconds
+    std::snprintf(buf, sizeof(buf), "%s%gs", sign, static_cast<double>(whole_ms) / 1e3);
   } else {
     int64_t total_ms = ns / 1000000;
     int64_t h = total_ms / 3600000, m = (total_ms / 60000) % 60;
