@@ -8,6 +8,17 @@ namespace {
 constexpr int kMinRfc3339Year = 1678;
 constexpr int kMaxRfc3339Year = 2261;
 
+// The number the `n` ASCII digits at s[at] spell, or -1 if one of them is not a digit.
+int Digits(std::string_view s, std::size_t at, int n) {
+  int v = 0;
+  for (int i = 0; i < n; ++i) {
+    const char c = s[at + i];
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
 }  // namespace
 
 std::string FormatRfc3339(TimePoint t) {
@@ -34,24 +45,24 @@ std::string FormatTimeOfDay(TimePoint t) {
 }
 
 std::optional<TimePoint> ParseRfc3339(std::string_view s) {
-  int y, mo, d, h, mi, se;
-  if (s.size() < 20) return std::nullopt;
-  std::string str(s);
-  int consumed = 0;
-  if (std::sscanf(str.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &se, &consumed) != 6 ||
-      consumed != 19) {
+  // "yyyy-mm-ddThh:mm:ss": fixed positions, ASCII digits only (no sign, no space, as Go's time.Parse;
+  // sscanf's %2d took "+6" and "-1", so a minute of -1 was accepted).
+  if (s.size() < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':') {
     return std::nullopt;
   }
+  const int y = Digits(s, 0, 4), mo = Digits(s, 5, 2), d = Digits(s, 8, 2), h = Digits(s, 11, 2),
+            mi = Digits(s, 14, 2), se = Digits(s, 17, 2);
+  if (y < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || se < 0) return std::nullopt;
   // TimePoint counts int64 nanoseconds from 1970, which reach from 1677-09-21 to 2262-04-11: a year
   // outside [1678, 2261] would wrap (year 9999 came back as 1816), so it is refused.
   if (y < kMinRfc3339Year || y > kMaxRfc3339Year) return std::nullopt;
   std::size_t pos = 19;
   Duration frac{0};
-  if (pos < str.size() && str[pos] == '.') {
+  if (pos < s.size() && s[pos] == '.') {
     ++pos;
     int64_t scale = 100000000, ns = 0;
-    while (pos < str.size() && str[pos] >= '0' && str[pos] <= '9') {
-      ns += (str[pos] - '0') * scale;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      ns += (s[pos] - '0') * scale;
       scale /= 10;
       ++pos;
     }
@@ -60,16 +71,16 @@ std::optional<TimePoint> ParseRfc3339(std::string_view s) {
   }
   // The offset: "Z" (or "z"), or "+hh:mm" / "-hh:mm".
   std::chrono::minutes offset{0};
-  if (pos + 1 == str.size() && (str[pos] == 'Z' || str[pos] == 'z')) {
+  if (pos + 1 == s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
     // UTC
-  } else if (pos + 6 == str.size() && (str[pos] == '+' || str[pos] == '-') && str[pos + 3] == ':') {
-    auto digit = [&](std::size_t i) { return str[i] >= '0' && str[i] <= '9'; };
+  } else if (pos + 6 == s.size() && (s[pos] == '+' || s[pos] == '-') && s[pos + 3] == ':') {
+    auto digit = [&](std::size_t i) { return s[i] >= '0' && s[i] <= '9'; };
     if (!digit(pos + 1) || !digit(pos + 2) || !digit(pos + 4) || !digit(pos + 5)) return std::nullopt;
-    const int oh = (str[pos + 1] - '0') * 10 + (str[pos + 2] - '0');
-    const int om = (str[pos + 4] - '0') * 10 + (str[pos + 5] - '0');
+    const int oh = (s[pos + 1] - '0') * 10 + (s[pos + 2] - '0');
+    const int om = (s[pos + 4] - '0') * 10 + (s[pos + 5] - '0');
     if (oh > 23 || om > 59) return std::nullopt;
     offset = std::chrono::minutes(oh * 60 + om);
-    if (str[pos] == '-') offset = -offset;
+    if (s[pos] == '-') offset = -offset;
   } else {
     return std::nullopt;
   }

@@ -16,6 +16,19 @@ TEST(TimeTest, Rfc3339RoundTrip) {
   EXPECT_EQ(*frac - *t, 250ms);
 }
 
+// Every field is exactly its ASCII digits, as Go's time.Parse(time.RFC3339) reads it (sscanf's %2d
+// used to take a sign or a space: "-1" minutes was accepted).
+TEST(TimeTest, Rfc3339FieldsAreDigitsOnly) {
+  for (const char* bad : {"2014-+6-06T00:00:00Z", "2014-06-06T00:-1:00Z", "2014-06- 6T00:00:00Z",
+                          "+014-06-06T00:00:00Z", "2014-06-06t00:00:00Z", "2014-06-06T00:00:0xZ",
+                          "2014/06/06T00:00:00Z", "2014-06-06T00:00:00", "2014-06-06T00:00:00.Z"}) {
+    EXPECT_FALSE(ParseRfc3339(bad).has_value()) << bad;
+  }
+  auto t = ParseRfc3339("2014-06-06T23:59:60Z");  // a leap second reads as the next minute's first
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(FormatRfc3339(*t), "2014-06-07T00:00:00Z");
+}
+
 TEST(TimeTest, TimeOfDayHasMicrosecondsAndIsUtc) {
   auto t = ParseRfc3339("2014-06-07T01:02:03.0456789+03:00");
   ASSERT_TRUE(t.has_value());
