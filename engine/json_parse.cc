@@ -32,8 +32,11 @@ bool Build(simdjson::dom::element e, json* out) {
       simdjson::dom::object object;
       if (e.get_object().get(object) != simdjson::SUCCESS) return false;
       for (simdjson::dom::key_value_pair field : object) {
-        // try_emplace and an overwrite: the last of duplicate keys wins, as in nlohmann's parser.
-        if (!Build(field.value, &fields.try_emplace(std::string(field.key)).first->second)) return false;
+        // try_emplace and an overwrite: the last of duplicate keys wins, as in nlohmann's parser. The
+        // hint makes sorted keys (what nlohmann writes, so every object this codec encodes) one
+        // comparison each instead of a search.
+        if (!Build(field.value, &fields.try_emplace(fields.end(), std::string(field.key))->second))
+          return false;
       }
       return true;
     }
