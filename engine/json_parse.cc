@@ -35,8 +35,8 @@ bool Build(simdjson::dom::element e, json* out) {
         // try_emplace and an overwrite: the last of duplicate keys wins, as in nlohmann's parser. The
         // hint makes sorted keys (what nlohmann writes, so every object this codec encodes) one
         // comparison each instead of a search.
-        if (!Build(field.value, &fields.try_emplace(fields.end(), std::string(field.key))->second))
-          return false;
+        json& value = fields.try_emplace(fields.end(), std::string(field.key))->second;
+        if (!Build(field.value, &value)) return false;
       }
       return true;
     }

@@ -37,7 +37,7 @@ void PrintFailedRunsLogs(const std::filesystem::path& report) {
   std::error_code ec;
   for (const auto& run : std::filesystem::directory_iterator(report, ec)) {
     if (!run.is_directory() || run.path().extension() != ".logs") continue;
-    // The run's timeline (active, running, ready per sample time) is in its report.
+    // The run's timeline (active, desired and running pods per sample time) is in its report.
     std::filesystem::path report_file = run.path();
     report_file.replace_extension(".json");
     if (std::filesystem::exists(report_file)) {
