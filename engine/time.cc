@@ -74,11 +74,8 @@ std::optional<TimePoint> ParseRfc3339(std::string_view s) {
   if (pos + 1 == s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
     // UTC
   } else if (pos + 6 == s.size() && (s[pos] == '+' || s[pos] == '-') && s[pos + 3] == ':') {
-    auto digit = [&](std::size_t i) { return s[i] >= '0' && s[i] <= '9'; };
-    if (!digit(pos + 1) || !digit(pos + 2) || !digit(pos + 4) || !digit(pos + 5)) return std::nullopt;
-    const int oh = (s[pos + 1] - '0') * 10 + (s[pos + 2] - '0');
-    const int om = (s[pos + 4] - '0') * 10 + (s[pos + 5] - '0');
-    if (oh > 23 || om > 59) return std::nullopt;
+    const int oh = Digits(s, pos + 1, 2), om = Digits(s, pos + 4, 2);
+    if (oh < 0 || om < 0 || oh > 23 || om > 59) return std::nullopt;
     offset = std::chrono::minutes(oh * 60 + om);
     if (s[pos] == '-') offset = -offset;
   } else {
