@@ -1,14 +1,15 @@
 // rcsim bench --real: production-mode figures measured in one run on one etcd (issue 12).
 //
 // On a RealStack of its own (no hollow nodes: pods need not run to be counted): raw etcd put
-// throughput from our gRPC client (EtcdStore), sequential and with `in_flight` threads; pods created
+// throughput from our gRPC client (EtcdStore), sequential and with `in_flight` threads, and the same
+// for create-if-absent Txns under a prefix watch (what each API create costs etcd); pods created
 // per second by the controller-manager (through the fault proxy, no fault set) for one RC of
 // `big_rc` replicas and for `small_rcs` RCs of `small_rc` replicas, from the first create to the last
 // pod seen by a watch; and the delete -> replacement latency (a pod of a 10-replica RC deleted through
 // the API until the manager's replacement appears in the watch), `samples` times; and, last, the
 // ceiling the manager works under: `raw_creates` pods created straight through the API (HttpApiClient,
-// all issued at once, its pool of 32 connections in flight). The figures to improve are pods/s / puts/s
-// and pods/s / API creates/s.
+// all issued at once, its pool of 32 connections in flight). The figures to improve are pods/s / puts/s,
+// pods/s / create Txns/s and pods/s / API creates/s.
 //
 // Thread-safety: run from the main thread (the children's PR_SET_PDEATHSIG).
 #ifndef RCSIM_HARNESS_REAL_REAL_BENCH_H_
@@ -36,8 +37,9 @@ struct RealBenchOptions {
   int workers = 5;         // --concurrent-rc-syncs
 };
 
-// The figures as JSON (put_seq_per_s, put_parallel_per_s, pods_per_s_1x1000, pods_per_s_100x10,
-// replacement_p50_ms, replacement_p99_ms, api_creates_per_s, ratio_*), or why the run could not be made.
+// The figures as JSON (put_seq_per_s, put_parallel_per_s, txn_create_parallel_per_s, pods_per_s_1x1000,
+// pods_per_s_100x10, replacement_p50_ms, replacement_p99_ms, api_creates_per_s, ratio_*), or why the run
+// could not be made.
 Result<nlohmann::json> RunRealBench(const RealBenchOptions& options);
 
 }  // namespace rcsim
