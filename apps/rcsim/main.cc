@@ -72,9 +72,10 @@ const char kUsage[] =
        rcsim validate PATH...          parse and check scenario files without running them
        rcsim schema                    print the JSON Schema (draft 2020-12) of scenario files
        rcsim convert FILE              print a JSON scenario file as YAML (same scenario, same runs)
-       rcsim bench --real [--json FILE]  production figures on a stack of its own: raw etcd puts,
-                                       pods/s (1 RC of 1000, 100 RCs of 10), delete->replacement,
-                                       pods created straight through the API
+       rcsim bench --real [--quick] [--json FILE]  production figures on a stack of its own: raw
+                                       etcd puts and create Txns, pods/s (1 RC of 1000, 100 RCs of
+                                       10), delete->replacement, pods created straight through the
+                                       API (--quick: the smallest sizes, a smoke run)
        rcsim --help
 
 run options:
@@ -738,13 +739,14 @@ int Run(const std::vector<std::string>& argv) {
   return regressed > 0 && a.fail_on_regression ? kExitFail : kExitPass;
 }
 
-// rcsim bench --real [--json FILE] [--apiserver-binary F] [--controller-manager-binary F]
+// rcsim bench --real [--quick] [--json FILE] [--apiserver-binary F] [--controller-manager-binary F]
+//                    [--etcd-binary F]
 int Bench(const std::vector<std::string>& argv) {
 #ifdef RCSIM_REAL_MODE
   bool real = false;
   std::string json_file;
-  RealBenchOptions o;
-  std::string apiserver, manager;
+  bool quick = false;
+  std::string apiserver, manager, etcd;
   for (std::size_t i = 0; i < argv.size(); ++i) {
     const std::string& arg = argv[i];
     auto take = [&]() -> std::string {
@@ -760,12 +762,16 @@ int Bench(const std::vector<std::string>& argv) {
     } else if (arg == "--controller-manager-binary") {
       manager = take();
     } else if (arg == "--etcd-binary") {
-      o.etcd_binary = take();
+      etcd = take();
+    } else if (arg == "--quick") {
+      quick = true;
     } else {
       throw UsageError{"unknown option " + arg + " for bench"};
     }
   }
   if (!real) return Usage("bench: only --real is implemented (simulation benchmarks: build/bench/*)");
+  RealBenchOptions o = quick ? QuickRealBenchOptions() : RealBenchOptions{};
+  if (!etcd.empty()) o.etcd_binary = etcd;
   o.apiserver_binary = FindProgram(apiserver, "apiserver");
   o.controller_manager_binary = FindProgram(manager, "controller-manager");
   Result<nlohmann::json> figures = RunRealBench(o);

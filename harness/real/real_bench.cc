@@ -109,6 +109,19 @@ double Percentile(std::vector<double> v, double p) {
 
 }  // namespace
 
+RealBenchOptions QuickRealBenchOptions() {
+  RealBenchOptions o;
+  o.sequential_puts = 100;
+  o.in_flight = 8;
+  o.puts_per_thread = 25;
+  o.big_rc = 100;
+  o.small_rcs = 10;
+  o.small_rc = 2;
+  o.samples = 10;
+  o.raw_creates = 100;
+  return o;
+}
+
 Result<nlohmann::json> RunRealBench(const RealBenchOptions& o) {
   RealStackOptions so;
   so.etcd_binary = o.etcd_binary;
@@ -118,6 +131,15 @@ Result<nlohmann::json> RunRealBench(const RealBenchOptions& o) {
   Result<std::unique_ptr<RealStack>> stack = RealStack::Start(so);
   if (!stack.ok()) return stack.status();
   nlohmann::json out;
+  out["sizes"] = {{"sequential_puts", o.sequential_puts},
+                  {"in_flight", o.in_flight},
+                  {"puts_per_thread", o.puts_per_thread},
+                  {"big_rc", o.big_rc},
+                  {"small_rcs", o.small_rcs},
+                  {"small_rc", o.small_rc},
+                  {"samples", o.samples},
+                  {"raw_creates", o.raw_creates},
+                  {"workers", o.workers}};
 
   // Raw etcd puts, from our gRPC client, with a pod-sized value.
   EtcdStoreOptions eo;

@@ -37,9 +37,13 @@ struct RealBenchOptions {
   int workers = 5;         // --concurrent-rc-syncs
 };
 
+// The smallest sizes (seconds instead of about a minute): for smoke runs (CI, tests), whose figures
+// are too short to compare.
+RealBenchOptions QuickRealBenchOptions();
+
 // The figures as JSON (put_seq_per_s, put_parallel_per_s, txn_create_parallel_per_s, pods_per_s_1x1000,
-// pods_per_s_100x10, replacement_p50_ms, replacement_p99_ms, api_creates_per_s, ratio_*), or why the run
-// could not be made.
+// pods_per_s_100x10, replacement_p50_ms, replacement_p99_ms, api_creates_per_s, ratio_*; the sizes are
+// in the names, and in "sizes"), or why the run could not be made.
 Result<nlohmann::json> RunRealBench(const RealBenchOptions& options);
 
 }  // namespace rcsim
