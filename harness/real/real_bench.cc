@@ -167,7 +167,7 @@ Result<nlohmann::json> RunRealBench(const RealBenchOptions& o) {
       &errors);
   // The primitive of every API create: create-if-absent (a Txn comparing the key's create revision
   // with 0, then a put), under a watch of the prefix with previous values, as the API server's watch
-  // cache holds one. etcd serves these markedly slower than plain puts (about 0.55 of their rate on the
+  // cache holds one. etcd serves these markedly slower than plain puts (0.5-0.6 of their rate on the
   // 2-core machine), so this is the ceiling the API server, and the manager behind it, work under.
   WatchRequest wr;
   wr.key = "/bench/txn/";
