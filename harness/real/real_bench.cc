@@ -156,6 +156,7 @@ Result<nlohmann::json> RunRealBench(const RealBenchOptions& o) {
   }
   const double seq = o.sequential_puts / Secs(SteadyClock::now() - start);
   std::atomic<int> errors{0};
+  std::atomic<int> txn_errors{0};
   const double par = Parallel(
       o.in_flight, o.puts_per_thread,
       [&](int t, int i) {
@@ -187,13 +188,14 @@ Result<nlohmann::json> RunRealBench(const RealBenchOptions& o) {
         Result<TxnResponse> r = (*etcd)->Txn(create);
         return r.ok() && r->succeeded;
       },
-      &errors);
+      &txn_errors);
   txn_watch.reset();
   out["put_seq_per_s"] = seq;
   out["put_parallel_per_s"] = par;
   out["put_parallel_in_flight"] = o.in_flight;
   out["txn_create_parallel_per_s"] = txn;
   out["put_errors"] = errors.load();
+  out["txn_create_errors"] = txn_errors.load();
 
   HttpApiClientOptions ao;
   ao.base_url = (*stack)->api_url();

@@ -30,6 +30,7 @@ TEST(RealBenchTest, QuickRunMeasuresEveryFigureAndDividesThem) {
     EXPECT_GT(f[rate].get<double>(), 0) << rate;
   }
   EXPECT_EQ(f["put_errors"], 0);
+  EXPECT_EQ(f["txn_create_errors"], 0);
   EXPECT_EQ(f["api_create_errors"], 0);
   EXPECT_EQ(f["replacement_samples"], o.samples);
   EXPECT_GT(f["replacement_p50_ms"].get<double>(), 0);
