@@ -1,7 +1,7 @@
 #include "fakes/trace_recorder.h"
 
+#include <charconv>
 #include <chrono>
-#include <cstdio>
 
 namespace rcsim {
 
@@ -14,12 +14,16 @@ void TraceRecorder::Record(std::string_view actor, std::string_view event) {
   const bool negative = ns < 0;
   const uint64_t abs_ns = negative ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
   const uint64_t micros = abs_ns / 1000;
-  char time_buf[48];
-  const int n = std::snprintf(time_buf, sizeof(time_buf), "%s%llu.%06llu", negative ? "-" : "",
-                              static_cast<unsigned long long>(micros / 1000000),
-                              static_cast<unsigned long long>(micros % 1000000));
+  // "<seconds>.<6-digit micros>", formatted by hand: snprintf was 3% of a simulation's instructions.
   line_.clear();
-  line_.append(time_buf, static_cast<size_t>(n));
+  if (negative) line_.push_back('-');
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof(digits), micros / 1000000).ptr;
+  line_.append(digits, end);
+  char frac[7] = {'.', '0', '0', '0', '0', '0', '0'};
+  for (uint64_t rest = micros % 1000000, i = 6; rest != 0; rest /= 10, --i)
+    frac[i] = static_cast<char>('0' + rest % 10);
+  line_.append(frac, sizeof(frac));
   line_.push_back(' ');
   line_.append(actor);
   line_.push_back(' ');
