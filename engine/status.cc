@@ -24,11 +24,21 @@ const char* CodeName(Code code) {
   return "unknown";
 }
 
+const std::string& Status::message() const {
+  static const std::string kEmpty;
+  return detail_ ? detail_->message : kEmpty;
+}
+
+const std::vector<StatusCause>& Status::causes() const {
+  static const std::vector<StatusCause> kNone;
+  return detail_ ? detail_->causes : kNone;
+}
+
 std::string Status::ToString() const {
   if (ok()) return "ok";
   std::string s = CodeName(code_);
   s += ": ";
-  s += message_;
+  s += message();
   return s;
 }
 

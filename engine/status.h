@@ -6,6 +6,7 @@
 #define RCSIM_ENGINE_STATUS_H_
 
 #include <cassert>
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
@@ -43,30 +44,37 @@ struct StatusCause {
   bool operator==(const StatusCause&) const = default;
 };
 
+// A value: copies are cheap. An OK status holds no message, so passing one (every Result a call returns
+// carries one) copies a code and a null pointer; a failure's message and causes are shared, immutable.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
-  Status(Code code, std::string message, std::vector<StatusCause> causes)
-      : code_(code), message_(std::move(message)), causes_(std::move(causes)) {}
+  Status(Code code, std::string message) : Status(code, std::move(message), {}) {}
+  Status(Code code, std::string message, std::vector<StatusCause> causes) : code_(code) {
+    if (!message.empty() || !causes.empty()) {
+      detail_ = std::make_shared<const Detail>(Detail{std::move(message), std::move(causes)});
+    }
+  }
 
   static Status Ok() { return Status(); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
-  const std::string& message() const { return message_; }
-  const std::vector<StatusCause>& causes() const { return causes_; }
+  const std::string& message() const;
+  const std::vector<StatusCause>& causes() const;
   // "not_found: pods \"x\" not found"
   std::string ToString() const;
   void IgnoreError() const {}
 
  private:
+  struct Detail {
+    std::string message;
+    std::vector<StatusCause> causes;
+  };
   Code code_ = Code::kOk;
-  std::string message_;
-  std::vector<StatusCause> causes_;
+  std::shared_ptr<const Detail> detail_;  // null when the message and the causes are empty
 };
 
-// Holds either a value or a non-OK Status.
 template <typename T>
 class [[nodiscard]] Result {
  public:
