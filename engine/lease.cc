@@ -1,6 +1,5 @@
 #include "engine/lease.h"
 
-#include <cstdio>
 #include <limits>
 
 #include "engine/codec.h"
@@ -64,9 +63,9 @@ std::string FormatMicroTime(TimePoint t) {
   std::string s = FormatRfc3339(t);  // "...:05Z"
   const auto micros =
       std::chrono::duration_cast<std::chrono::microseconds>(t - std::chrono::floor<std::chrono::seconds>(t));
-  char frac[32];
-  std::snprintf(frac, sizeof frac, ".%06lld", static_cast<long long>(micros.count()));
-  s.insert(s.size() - 1, frac);
+  char frac[7] = {'.'};
+  for (long long v = micros.count(), i = 6; i > 0; --i, v /= 10) frac[i] = static_cast<char>('0' + v % 10);
+  s.insert(s.size() - 1, frac, sizeof(frac));
   return s;
 }
 
