@@ -74,6 +74,8 @@ struct ObjectMeta {
   const OwnerReference* ControllerRef() const;
 };
 
+// A member added to Container or PodSpec must be added to ValidatePodUpdate's comparison
+// (registry/validation.cc), which lists the members a pod update may not change.
 struct Container {
   std::string name;
   std::string image;

@@ -53,15 +53,15 @@ bool IsNamePart(std::string_view s) {
   return true;
 }
 
-std::string Field(const std::string& prefix, std::string_view child) {
-  std::string f = prefix;
+std::string Field(std::string_view prefix, std::string_view child) {
+  std::string f(prefix);
   if (!f.empty()) f += '.';
   f += child;
   return f;
 }
 
-std::string Indexed(const std::string& field, std::size_t i) {
-  return field + "[" + std::to_string(i) + "]";
+std::string Indexed(std::string_view field, std::size_t i) {
+  return std::string(field) + "[" + std::to_string(i) + "]";
 }
 
 // Go's %#v of a map[string]string, as Kubernetes prints label maps in messages.
@@ -76,8 +76,8 @@ std::string GoMap(const Labels& m) {
   return out + "}";
 }
 
-void NonNegative(int64_t v, const std::string& field, FieldErrors* errs) {
-  if (v < 0) errs->Invalid(field, std::to_string(v), kNonNegativeMsg);
+void NonNegative(int64_t v, std::string_view field, FieldErrors* errs) {
+  if (v < 0) errs->Invalid(std::string(field), std::to_string(v), kNonNegativeMsg);
 }
 
 }  // namespace
@@ -179,30 +179,30 @@ bool IsQualifiedName(std::string_view s) {
 
 bool IsValidLabelValue(std::string_view s) { return s.empty() || IsNamePart(s); }
 
-void ValidateLabels(const Labels& labels, const std::string& field, FieldErrors* errs) {
+void ValidateLabels(const Labels& labels, std::string_view field, FieldErrors* errs) {
   for (const auto& [k, v] : labels) {
-    if (!IsQualifiedName(k)) errs->Invalid(field, Quote(k), kQualifiedNameMsg);
+    if (!IsQualifiedName(k)) errs->Invalid(std::string(field), Quote(k), kQualifiedNameMsg);
     if (!IsValidLabelValue(v)) {
       if (v.size() > kMaxLabelLength) {
-        errs->Invalid(field, Quote(v), "must be no more than 63 characters");
+        errs->Invalid(std::string(field), Quote(v), "must be no more than 63 characters");
       } else {
-        errs->Invalid(field, Quote(v), kLabelValueMsg);
+        errs->Invalid(std::string(field), Quote(v), kLabelValueMsg);
       }
     }
   }
 }
 
-void ValidateAnnotations(const Labels& annotations, const std::string& field, FieldErrors* errs) {
+void ValidateAnnotations(const Labels& annotations, std::string_view field, FieldErrors* errs) {
   std::size_t total = 0;
   for (const auto& [k, v] : annotations) {
     std::string lower = k;
     for (char& c : lower) {
       if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     }
-    if (!IsQualifiedName(lower)) errs->Invalid(field, Quote(k), kQualifiedNameMsg);
+    if (!IsQualifiedName(lower)) errs->Invalid(std::string(field), Quote(k), kQualifiedNameMsg);
     total += k.size() + v.size();
   }
-  if (total > kMaxAnnotationsBytes) errs->TooLong(field, kMaxAnnotationsBytes);
+  if (total > kMaxAnnotationsBytes) errs->TooLong(std::string(field), kMaxAnnotationsBytes);
 }
 
 void ValidateObjectMeta(const ObjectMeta& meta, FieldErrors* errs) {
@@ -233,11 +233,15 @@ void ValidateObjectMeta(const ObjectMeta& meta, FieldErrors* errs) {
   int controllers = 0;
   for (std::size_t i = 0; i < meta.owner_references.size(); ++i) {
     const OwnerReference& ref = meta.owner_references[i];
-    const std::string f = Indexed("metadata.ownerReferences", i);
-    if (ref.api_version.empty()) errs->Invalid(f + ".apiVersion", Quote(ref.api_version), "version must not be empty");
-    if (ref.kind.empty()) errs->Invalid(f + ".kind", Quote(ref.kind), "kind must not be empty");
-    if (ref.name.empty()) errs->Invalid(f + ".name", Quote(ref.name), "name must not be empty");
-    if (ref.uid.empty()) errs->Invalid(f + ".uid", Quote(ref.uid), "uid must not be empty");
+    // The path is built only for an error: this runs on every write.
+    auto f = [i](std::string_view member) {
+      return Indexed("metadata.ownerReferences", i) + "." + std::string(member);
+    };
+    if (ref.api_version.empty())
+      errs->Invalid(f("apiVersion"), Quote(ref.api_version), "version must not be empty");
+    if (ref.kind.empty()) errs->Invalid(f("kind"), Quote(ref.kind), "kind must not be empty");
+    if (ref.name.empty()) errs->Invalid(f("name"), Quote(ref.name), "name must not be empty");
+    if (ref.uid.empty()) errs->Invalid(f("uid"), Quote(ref.uid), "uid must not be empty");
     if (ref.controller) ++controllers;
   }
   if (controllers > 1) {
@@ -246,32 +250,34 @@ void ValidateObjectMeta(const ObjectMeta& meta, FieldErrors* errs) {
   }
 }
 
-void ValidatePodSpec(const PodSpec& spec, const std::string& field, FieldErrors* errs) {
-  const std::string containers = Field(field, "containers");
-  if (spec.containers.empty()) errs->Required(containers);
+void ValidatePodSpec(const PodSpec& spec, std::string_view field, FieldErrors* errs) {
+  // Paths are built only for an error: this runs on every pod write.
+  auto containers = [field] { return Field(field, "containers"); };
+  auto f = [&](std::size_t i, std::string_view member) {
+    return Indexed(containers(), i) + "." + std::string(member);
+  };
+  if (spec.containers.empty()) errs->Required(containers());
   std::set<std::string_view> names;
   for (std::size_t i = 0; i < spec.containers.size(); ++i) {
     const Container& c = spec.containers[i];
-    const std::string f = Indexed(containers, i);
     if (c.name.empty()) {
-      errs->Required(f + ".name");
+      errs->Required(f(i, "name"));
     } else if (!IsDns1123Label(c.name)) {
-      errs->Invalid(f + ".name", Quote(c.name), kLabelMsg);
-    } else if (!names.insert(c.name).second) {
-      errs->Duplicate(f + ".name", Quote(c.name));
+      errs->Invalid(f(i, "name"), Quote(c.name), kLabelMsg);
+    } else if (spec.containers.size() > 1 && !names.insert(c.name).second) {
+      errs->Duplicate(f(i, "name"), Quote(c.name));
     }
-    if (c.image.empty()) errs->Required(f + ".image");
+    if (c.image.empty()) errs->Required(f(i, "image"));
   }
-  const std::string restart = Field(field, "restartPolicy");
   if (spec.restart_policy.empty()) {
-    errs->Required(restart);
+    errs->Required(Field(field, "restartPolicy"));
   } else if (spec.restart_policy != "Always" && spec.restart_policy != "OnFailure" &&
              spec.restart_policy != "Never") {
-    errs->NotSupported(restart, Quote(spec.restart_policy), {"Always", "OnFailure", "Never"});
+    errs->NotSupported(Field(field, "restartPolicy"), Quote(spec.restart_policy),
+                       {"Always", "OnFailure", "Never"});
   }
-  if (spec.termination_grace_period_seconds) {
-    NonNegative(*spec.termination_grace_period_seconds,
-                Field(field, "terminationGracePeriodSeconds"), errs);
+  if (spec.termination_grace_period_seconds && *spec.termination_grace_period_seconds < 0) {
+    NonNegative(*spec.termination_grace_period_seconds, Field(field, "terminationGracePeriodSeconds"), errs);
   }
   if (!spec.node_name.empty() && !IsDns1123Subdomain(spec.node_name)) {
     errs->Invalid(Field(field, "nodeName"), Quote(spec.node_name), kSubdomainMsg);
@@ -308,8 +314,7 @@ Status ValidateController(const ReplicationController& rc) {
     ValidateAnnotations(t.metadata.annotations, "spec.template.metadata.annotations", &errs);
     ValidatePodSpec(t.spec, "spec.template.spec", &errs);
     if (!t.spec.restart_policy.empty() && t.spec.restart_policy != "Always") {
-      errs.NotSupported("spec.template.spec.restartPolicy", Quote(t.spec.restart_policy),
-                        {"Always"});
+      errs.NotSupported("spec.template.spec.restartPolicy", Quote(t.spec.restart_policy), {"Always"});
     }
   }
   return errs.ToStatus("ReplicationController", rc.metadata.name);
@@ -317,18 +322,25 @@ Status ValidateController(const ReplicationController& rc) {
 
 Status ValidatePodUpdate(const Pod& updated, const Pod& old) {
   FieldErrors errs;
-  PodSpec allowed = old.spec;
-  if (old.spec.node_name.empty()) allowed.node_name = updated.spec.node_name;
-  if (allowed.containers.size() == updated.spec.containers.size()) {
-    for (std::size_t i = 0; i < allowed.containers.size(); ++i) {
-      allowed.containers[i].image = updated.spec.containers[i].image;
-    }
+  // The spec may change only in spec.nodeName (once, from empty) and spec.containers[*].image: every
+  // other member of PodSpec and Container is compared (no copy of the old spec: this runs on every
+  // pod update, status writes included).
+  const PodSpec& a = old.spec;
+  const PodSpec& b = updated.spec;
+  bool allowed = (a.node_name.empty() || a.node_name == b.node_name) &&
+                 a.restart_policy == b.restart_policy &&
+                 a.termination_grace_period_seconds == b.termination_grace_period_seconds &&
+                 a.unknown_fields == b.unknown_fields && a.containers.size() == b.containers.size();
+  for (std::size_t i = 0; allowed && i < a.containers.size(); ++i) {
+    const Container& x = a.containers[i];
+    const Container& y = b.containers[i];
+    allowed = x.name == y.name && x.command == y.command && x.args == y.args &&
+              x.unknown_fields == y.unknown_fields;
   }
-  if (!(allowed == updated.spec)) {
+  if (!allowed) {
     if (!old.spec.node_name.empty() && updated.spec.node_name != old.spec.node_name) {
       errs.Invalid("spec.nodeName", Quote(updated.spec.node_name),
-                   "field is immutable once set (pod is already bound to " +
-                       Quote(old.spec.node_name) + ")");
+                   "field is immutable once set (pod is already bound to " + Quote(old.spec.node_name) + ")");
     } else {
       errs.Forbidden("spec",
                      "pod updates may not change fields other than `spec.containers[*].image` "
@@ -344,8 +356,7 @@ Status ValidatePodStatus(const Pod& pod) {
   if (!p.empty() && p != phase::kPending && p != phase::kRunning && p != phase::kSucceeded &&
       p != phase::kFailed && p != phase::kUnknown) {
     errs.NotSupported("status.phase", Quote(p),
-                      {phase::kPending, phase::kRunning, phase::kSucceeded, phase::kFailed,
-                       phase::kUnknown});
+                      {phase::kPending, phase::kRunning, phase::kSucceeded, phase::kFailed, phase::kUnknown});
   }
   for (std::size_t i = 0; i < pod.status.container_statuses.size(); ++i) {
     NonNegative(pod.status.container_statuses[i].restart_count,
@@ -364,8 +375,7 @@ Status ValidateControllerStatus(const ReplicationController& rc) {
   NonNegative(s.observed_generation, "status.observedGeneration", &errs);
   constexpr const char* kAboveReplicas = "cannot be greater than status.replicas";
   if (s.fully_labeled_replicas > s.replicas) {
-    errs.Invalid("status.fullyLabeledReplicas", std::to_string(s.fully_labeled_replicas),
-                 kAboveReplicas);
+    errs.Invalid("status.fullyLabeledReplicas", std::to_string(s.fully_labeled_replicas), kAboveReplicas);
   }
   if (s.ready_replicas > s.replicas) {
     errs.Invalid("status.readyReplicas", std::to_string(s.ready_replicas), kAboveReplicas);

@@ -56,12 +56,12 @@ bool IsValidLabelValue(std::string_view s);
 
 // Checks that do not depend on the kind. `field` is the path prefix ("metadata",
 // "spec.template.metadata").
-void ValidateLabels(const Labels& labels, const std::string& field, FieldErrors* errs);
-void ValidateAnnotations(const Labels& annotations, const std::string& field, FieldErrors* errs);
+void ValidateLabels(const Labels& labels, std::string_view field, FieldErrors* errs);
+void ValidateAnnotations(const Labels& annotations, std::string_view field, FieldErrors* errs);
 // Name (a DNS-1123 subdomain; "Required value" when neither name nor generateName is set),
 // namespace (a DNS-1123 label), labels, annotations, owner references.
 void ValidateObjectMeta(const ObjectMeta& meta, FieldErrors* errs);
-void ValidatePodSpec(const PodSpec& spec, const std::string& field, FieldErrors* errs);
+void ValidatePodSpec(const PodSpec& spec, std::string_view field, FieldErrors* errs);
 
 // Whole objects, on create and on update (the registry validates the object it is about to store).
 Status ValidatePod(const Pod& pod);

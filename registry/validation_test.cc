@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace rcsim {
 namespace {
 
@@ -103,8 +109,8 @@ TEST(ValidatePodTest, BadNameNamespaceAndLabels) {
   pod.metadata.namespace_ = "my.ns";
   pod.metadata.labels = {{"bad key", "ok"}, {"ok", "bad value"}};
   Status s = ValidatePod(pod);
-  EXPECT_EQ(Fields(s), (std::vector<std::string>{"metadata.name", "metadata.namespace",
-                                                 "metadata.labels", "metadata.labels"}));
+  EXPECT_EQ(Fields(s), (std::vector<std::string>{"metadata.name", "metadata.namespace", "metadata.labels",
+                                                 "metadata.labels"}));
   EXPECT_EQ(s.message().rfind("Pod \"Web\" is invalid: [metadata.name: Invalid value: \"Web\": a "
                               "lowercase RFC 1123 subdomain",
                               0),
@@ -139,8 +145,8 @@ TEST(ValidatePodTest, RestartPolicyAndGracePeriod) {
   pod.spec.restart_policy = "Sometimes";
   pod.spec.termination_grace_period_seconds = -1;
   Status s = ValidatePod(pod);
-  EXPECT_EQ(Fields(s), (std::vector<std::string>{"spec.restartPolicy",
-                                                 "spec.terminationGracePeriodSeconds"}));
+  EXPECT_EQ(Fields(s),
+            (std::vector<std::string>{"spec.restartPolicy", "spec.terminationGracePeriodSeconds"}));
   EXPECT_EQ(s.causes()[0].message,
             "Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", "
             "\"Never\"");
@@ -149,7 +155,7 @@ TEST(ValidatePodTest, RestartPolicyAndGracePeriod) {
 TEST(ValidatePodTest, TwoControllerOwnersAreInvalid) {
   Pod pod = ValidPod();
   pod.metadata.owner_references = {OwnerReference{"v1", "ReplicationController", "a", "u1"},
-                                    OwnerReference{"v1", "ReplicationController", "b", "u2"}};
+                                   OwnerReference{"v1", "ReplicationController", "b", "u2"}};
   EXPECT_EQ(Fields(ValidatePod(pod)), std::vector<std::string>{"metadata.ownerReferences"});
   pod.metadata.owner_references[1].controller = false;
   EXPECT_TRUE(ValidatePod(pod).ok());
@@ -168,9 +174,8 @@ TEST(ValidateControllerTest, NegativeReplicasMessageIsKubernetes) {
             "ReplicationController \"web\" is invalid: spec.replicas: Invalid value: -1: must be "
             "greater than or equal to 0");
   ASSERT_EQ(s.causes().size(), 1u);
-  EXPECT_EQ(s.causes()[0],
-            (StatusCause{"spec.replicas", "FieldValueInvalid",
-                         "Invalid value: -1: must be greater than or equal to 0"}));
+  EXPECT_EQ(s.causes()[0], (StatusCause{"spec.replicas", "FieldValueInvalid",
+                                        "Invalid value: -1: must be greater than or equal to 0"}));
 }
 
 TEST(ValidateControllerTest, SelectorAndTemplate) {
@@ -192,8 +197,7 @@ TEST(ValidateControllerTest, SelectorAndTemplate) {
 
   rc = ValidController();
   rc.spec.template_->spec.restart_policy = "Never";
-  EXPECT_EQ(Fields(ValidateController(rc)),
-            std::vector<std::string>{"spec.template.spec.restartPolicy"});
+  EXPECT_EQ(Fields(ValidateController(rc)), std::vector<std::string>{"spec.template.spec.restartPolicy"});
 
   rc = ValidController();
   rc.spec.template_->spec.containers.clear();
@@ -224,6 +228,33 @@ TEST(ValidatePodUpdateTest, BindingOnceAndImagesOnly) {
   Status s = ValidatePodUpdate(renamed, old);
   EXPECT_EQ(Fields(s), std::vector<std::string>{"spec"});
   EXPECT_EQ(s.causes()[0].reason, "FieldValueForbidden");
+}
+
+// ValidatePodUpdate compares each member but the two it allows: a change to any other is forbidden.
+TEST(ValidatePodUpdateTest, EveryOtherSpecMemberIsImmutable) {
+  const Pod old = ValidPod();
+  std::vector<std::pair<std::string, std::function<void(PodSpec&)>>> changes = {
+      {"restartPolicy", [](PodSpec& s) { s.restart_policy = "Never"; }},
+      {"terminationGracePeriodSeconds", [](PodSpec& s) { s.termination_grace_period_seconds = 5; }},
+      {"spec unknown fields",
+       [](PodSpec& s) {
+         s.unknown_fields = UnknownFields(nlohmann::json{{"hostNetwork", true}});
+       }},
+      {"a container more", [](PodSpec& s) { s.containers.push_back(s.containers[0]); }},
+      {"no container", [](PodSpec& s) { s.containers.clear(); }},
+      {"container name", [](PodSpec& s) { s.containers[0].name = "other"; }},
+      {"container command", [](PodSpec& s) { s.containers[0].command = {"sleep"}; }},
+      {"container args", [](PodSpec& s) { s.containers[0].args = {"1"}; }},
+      {"container unknown fields",
+       [](PodSpec& s) {
+         s.containers[0].unknown_fields = UnknownFields(nlohmann::json{{"env", nlohmann::json::array()}});
+       }},
+  };
+  for (const auto& [what, change] : changes) {
+    Pod next = old;
+    change(next.spec);
+    EXPECT_EQ(Fields(ValidatePodUpdate(next, old)), std::vector<std::string>{"spec"}) << what;
+  }
 }
 
 TEST(ValidateStatusTest, ControllerStatusCounts) {
