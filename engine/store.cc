@@ -5,6 +5,7 @@
 
 #include "engine/codec.h"
 #include "engine/event.h"
+#include "engine/lease.h"
 
 namespace rcsim {
 
@@ -14,6 +15,7 @@ struct Value::Rep {
   PodPtr pod;
   ControllerPtr controller;
   std::shared_ptr<const Event> event;
+  std::shared_ptr<const Lease> lease;
   // Stampable values: the same object as pod/controller, writable until StampRevision() stamps it.
   std::shared_ptr<Pod> unstamped_pod;
   std::shared_ptr<ReplicationController> unstamped_controller;
@@ -33,11 +35,9 @@ std::string UnstampedBytes(const T& obj, nlohmann::json (*to_json)(const T&)) {
 
 }  // namespace
 
-Value::Value() {
-  // One shared empty representation: default-constructed values allocate nothing.
-  static const auto* empty = new std::shared_ptr<Rep>(std::make_shared<Rep>());
-  rep_ = *empty;
-}
+// A default-constructed value has no representation (rep_ is null): it allocates nothing and copying it
+// touches no reference count (requests and responses make many). Every accessor reads it as empty.
+Value::Value() = default;
 
 Value::Value(std::string bytes) : rep_(std::make_shared<Rep>()) {
   rep_->bytes = std::move(bytes);
@@ -54,6 +54,10 @@ Value::Value(std::shared_ptr<const Event> event) : rep_(std::make_shared<Rep>())
   rep_->event = std::move(event);
 }
 
+Value::Value(std::shared_ptr<const Lease> lease) : rep_(std::make_shared<Rep>()) {
+  rep_->lease = std::move(lease);
+}
+
 Value Value::Stampable(std::shared_ptr<Pod> pod) {
   Value v{PodPtr(pod)};
   v.rep_->unstamped_pod = std::move(pod);
@@ -67,6 +71,7 @@ Value Value::Stampable(std::shared_ptr<ReplicationController> controller) {
 }
 
 void Value::StampRevision(int64_t revision) const {
+  if (!rep_) return;
   Rep& r = *rep_;
   if (r.stamped || (r.unstamped_pod == nullptr && r.unstamped_controller == nullptr)) return;
   r.stamped = true;
@@ -79,6 +84,8 @@ void Value::StampRevision(int64_t revision) const {
 }
 
 const std::string& Value::bytes() const {
+  static const std::string kEmpty;
+  if (!rep_) return kEmpty;
   const Rep& r = *rep_;
   std::call_once(r.once, [&r] {
     if (r.pod) {
@@ -88,14 +95,29 @@ const std::string& Value::bytes() const {
                           : EncodeController(*r.controller);
     } else if (r.event) {
       r.bytes = EventToJson(*r.event).dump();
+    } else if (r.lease) {
+      r.bytes = EncodeLease(*r.lease);
     }
   });
   return r.bytes;
 }
 
-const PodPtr& Value::pod() const { return rep_->pod; }
-const ControllerPtr& Value::controller() const { return rep_->controller; }
-const std::shared_ptr<const Event>& Value::event() const { return rep_->event; }
+const PodPtr& Value::pod() const {
+  static const PodPtr kNone;
+  return rep_ ? rep_->pod : kNone;
+}
+const ControllerPtr& Value::controller() const {
+  static const ControllerPtr kNone;
+  return rep_ ? rep_->controller : kNone;
+}
+const std::shared_ptr<const Event>& Value::event() const {
+  static const std::shared_ptr<const Event> kNone;
+  return rep_ ? rep_->event : kNone;
+}
+const std::shared_ptr<const Lease>& Value::lease() const {
+  static const std::shared_ptr<const Lease> kNone;
+  return rep_ ? rep_->lease : kNone;
+}
 
 std::string PrefixEnd(std::string_view prefix) {
   std::string end(prefix);

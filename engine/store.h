@@ -41,6 +41,7 @@
 namespace rcsim {
 
 struct Event;  // engine/event.h
+struct Lease;  // engine/lease.h
 
 // An immutable stored value: bytes, or a typed object that is encoded to bytes lazily and at most once
 // (the simulation passes typed objects through the in-memory etcd without any JSON round trip).
@@ -55,6 +56,9 @@ class Value {
   // An event as EventToJson gives it (the events registry's typed write): its bytes are encoded when
   // first asked for, so an event no one reads is never encoded.
   explicit Value(std::shared_ptr<const Event> event);
+  // A lease as the lease registry stores it (no resourceVersion): its bytes are encoded when first
+  // asked for, so the in-memory etcd never encodes the node agents' renewals.
+  explicit Value(std::shared_ptr<const Lease> lease);
 
   // A typed value that a store keeping typed values (the in-memory etcd) stamps with the revision it
   // commits it at, as its metadata.resourceVersion, under the store's lock and so before any reader
@@ -73,7 +77,10 @@ class Value {
   const PodPtr& pod() const;
   const ControllerPtr& controller() const;
   const std::shared_ptr<const Event>& event() const;
-  bool operator==(const Value& other) const { return bytes() == other.bytes(); }
+  const std::shared_ptr<const Lease>& lease() const;
+  // Equal bytes. One value (a Put's, as the in-memory store gives it back) equals itself without
+  // encoding either side.
+  bool operator==(const Value& other) const { return rep_ == other.rep_ || bytes() == other.bytes(); }
 
  private:
   struct Rep;

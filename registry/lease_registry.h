@@ -67,14 +67,15 @@ class LeaseRegistry {
   // bytes. Node agents renew their leases every few seconds and the node lifecycle controller reads
   // all of them as often: without the cache every read decoded every lease's JSON again.
   Result<LeasePtr> FromKv(const KeyValue& kv);
-  // Keeps a lease decoded from `bytes` at `mod_revision` (what a write returns is not kept: a read gives
-  // what the bytes decode to).
-  void Remember(const std::string& key, int64_t mod_revision, const std::string& bytes,
-                const LeasePtr& lease);
+  // Keeps `lease` as what `value` at `mod_revision` holds: decoded by a read, or written by this
+  // registry (a write's result is what later reads and watches return).
+  void Remember(const std::string& key, int64_t mod_revision, const Value& value, const LeasePtr& lease);
 
   struct Decoded {
     int64_t mod_revision = 0;
-    std::string bytes;  // compared on a hit too: a store that lost its data reuses revisions
+    // Compared on a hit too (a store that lost its data reuses revisions): the same value, as the
+    // in-memory store gives back what was put, or equal bytes.
+    Value value;
     LeasePtr lease;
   };
   static constexpr std::size_t kMaxDecoded = 65536;  // past it the cache starts over
