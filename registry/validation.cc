@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::size_t kMaxSubdomainLength = 253;
 constexpr std::size_t kMaxLabelLength = 63;
-constexpr std::size_t kMaxAnnotationsBytes = 256 * 1024;
+constexpr std::size_t kMaxAnnotationsBytes = std::size_t{256} * 1024;
 
 constexpr const char* kSubdomainMsg =
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
