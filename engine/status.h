@@ -75,6 +75,7 @@ class [[nodiscard]] Status {
   std::shared_ptr<const Detail> detail_;  // null when the message and the causes are empty
 };
 
+// Holds either a value or a non-OK Status.
 template <typename T>
 class [[nodiscard]] Result {
  public:
