@@ -64,7 +64,7 @@ std::string FormatMicroTime(TimePoint t) {
   const auto micros =
       std::chrono::duration_cast<std::chrono::microseconds>(t - std::chrono::floor<std::chrono::seconds>(t));
   char frac[7] = {'.'};
-  for (long long v = micros.count(), i = 6; i > 0; --i, v /= 10) frac[i] = static_cast<char>('0' + v % 10);
+  WriteFixedDigits(frac + 1, static_cast<std::uint64_t>(micros.count()), 6);
   s.insert(s.size() - 1, frac, sizeof(frac));
   return s;
 }

@@ -19,12 +19,6 @@ int Digits(std::string_view s, std::size_t at, int n) {
   return v;
 }
 
-// Writes `v` as exactly `n` decimal digits (zero-padded) at p; returns the end.
-char* FixedDigits(char* p, long long v, int n) {
-  for (int i = n - 1; i >= 0; --i, v /= 10) p[i] = static_cast<char>('0' + v % 10);
-  return p + n;
-}
-
 }  // namespace
 
 // The formatters write fixed-width fields by hand: snprintf's format parsing cost more than the rest of
@@ -36,17 +30,17 @@ std::string FormatRfc3339(TimePoint t) {
   std::chrono::hh_mm_ss<std::chrono::seconds> hms(secs - days);
   // TimePoint reaches from 1677 to 2262: the year always has four digits.
   char buf[20];
-  char* p = FixedDigits(buf, static_cast<int>(ymd.year()), 4);
+  char* p = WriteFixedDigits(buf, static_cast<std::uint64_t>(static_cast<int>(ymd.year())), 4);
   *p++ = '-';
-  p = FixedDigits(p, static_cast<unsigned>(ymd.month()), 2);
+  p = WriteFixedDigits(p, static_cast<unsigned>(ymd.month()), 2);
   *p++ = '-';
-  p = FixedDigits(p, static_cast<unsigned>(ymd.day()), 2);
+  p = WriteFixedDigits(p, static_cast<unsigned>(ymd.day()), 2);
   *p++ = 'T';
-  p = FixedDigits(p, hms.hours().count(), 2);
+  p = WriteFixedDigits(p, static_cast<std::uint64_t>(hms.hours().count()), 2);
   *p++ = ':';
-  p = FixedDigits(p, hms.minutes().count(), 2);
+  p = WriteFixedDigits(p, static_cast<std::uint64_t>(hms.minutes().count()), 2);
   *p++ = ':';
-  p = FixedDigits(p, hms.seconds().count(), 2);
+  p = WriteFixedDigits(p, static_cast<std::uint64_t>(hms.seconds().count()), 2);
   *p++ = 'Z';
   return std::string(buf, p);
 }
@@ -55,13 +49,13 @@ std::string FormatTimeOfDay(TimePoint t) {
   auto us = std::chrono::floor<std::chrono::microseconds>(t);
   std::chrono::hh_mm_ss<std::chrono::microseconds> hms(us - std::chrono::floor<std::chrono::days>(us));
   char buf[15];
-  char* p = FixedDigits(buf, hms.hours().count(), 2);
+  char* p = WriteFixedDigits(buf, static_cast<std::uint64_t>(hms.hours().count()), 2);
   *p++ = ':';
-  p = FixedDigits(p, hms.minutes().count(), 2);
+  p = WriteFixedDigits(p, static_cast<std::uint64_t>(hms.minutes().count()), 2);
   *p++ = ':';
-  p = FixedDigits(p, hms.seconds().count(), 2);
+  p = WriteFixedDigits(p, static_cast<std::uint64_t>(hms.seconds().count()), 2);
   *p++ = '.';
-  p = FixedDigits(p, hms.subseconds().count(), 6);
+  p = WriteFixedDigits(p, static_cast<std::uint64_t>(hms.subseconds().count()), 6);
   return std::string(buf, p);
 }
 

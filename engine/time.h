@@ -38,6 +38,14 @@ std::optional<TimePoint> ParseRfc3339(std::string_view s);
 // log lines of the processes (apps/), which pass the wall clock's time.
 std::string FormatTimeOfDay(TimePoint t);
 
+// Writes `v` as exactly `n` decimal digits, zero-padded (the lowest `n` digits if it has more), at `p`, and
+// returns the end. For fixed-width fields of timestamps, written by hand because snprintf's format parsing
+// cost more than the rest of encoding one.
+inline char* WriteFixedDigits(char* p, std::uint64_t v, int n) {
+  for (int i = n - 1; i >= 0; --i, v /= 10) p[i] = static_cast<char>('0' + v % 10);
+  return p + n;
+}
+
 // Human duration for logs and reports: "1.5s", "250ms", "2m3s".
 std::string FormatDuration(Duration d);
 

@@ -20,9 +20,8 @@ void TraceRecorder::Record(std::string_view actor, std::string_view event) {
   char digits[24];
   const auto end = std::to_chars(digits, digits + sizeof(digits), micros / 1000000).ptr;
   line_.append(digits, end);
-  char frac[7] = {'.', '0', '0', '0', '0', '0', '0'};
-  for (uint64_t rest = micros % 1000000, i = 6; rest != 0; rest /= 10, --i)
-    frac[i] = static_cast<char>('0' + rest % 10);
+  char frac[7] = {'.'};
+  WriteFixedDigits(frac + 1, micros % 1000000, 6);
   line_.append(frac, sizeof(frac));
   line_.push_back(' ');
   line_.append(actor);
