@@ -204,11 +204,13 @@ class Decoder {
   bool Object(const json& j, const std::string& path) {
     return j.is_object() || Fail(path, "expected object");
   }
-  bool String(const json& j, const char* key, const std::string& path, std::string* out) {
+  // `Str`: std::string or SharedString.
+  template <typename Str>
+  bool String(const json& j, const char* key, const std::string& path, Str* out) {
     auto it = j.find(key);
     if (it == j.end() || it->is_null()) return true;
     if (!it->is_string()) return Fail(Join(path, key), "expected string");
-    *out = it->get<std::string>();
+    *out = it->get_ref<const std::string&>();
     return true;
   }
   template <typename Int>

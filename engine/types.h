@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/shared_string.h"
 #include "engine/time.h"
 
 namespace rcsim {
@@ -94,12 +95,14 @@ struct PodSpec {
   bool operator==(const PodSpec&) const = default;
 };
 
+// Its strings are SharedStrings: every version of a pod repeats its conditions, and their values are
+// mostly the same few constants (a condition is 64 bytes, not 160, and copying one allocates nothing).
 struct PodCondition {
-  std::string type;    // "Ready", "PodScheduled", ...
-  std::string status;  // "True", "False", "Unknown"
+  SharedString type;    // "Ready", "PodScheduled", ...
+  SharedString status;  // "True", "False", "Unknown"
   std::optional<TimePoint> last_transition_time;
-  std::string reason;
-  std::string message;
+  SharedString reason;
+  SharedString message;
   UnknownFields unknown_fields;
   bool operator==(const PodCondition&) const = default;
 };

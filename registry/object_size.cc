@@ -10,6 +10,11 @@ namespace {
 constexpr std::size_t kNodeOverhead = 64;  // a map node or a heap block, roughly
 
 std::size_t Bytes(const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
+// A constant is shared by every object; any other value is a block (a count and a std::string) that
+// copies share, counted in full as unknown_fields are.
+std::size_t Bytes(const SharedString& s) {
+  return s.empty() || s.is_constant() ? 0 : 2 * sizeof(std::string) + Bytes(s.str());
+}
 
 std::size_t Bytes(const Labels& m) {
   std::size_t n = 0;

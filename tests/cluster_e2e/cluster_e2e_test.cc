@@ -748,7 +748,7 @@ spec:
   };
   auto condition = [](const Pod& p, const std::string& type) {
     for (const PodCondition& c : p.status.conditions) {
-      if (c.type == type) return c.status;
+      if (c.type == type) return c.status.str();
     }
     return std::string("(none)");
   };
