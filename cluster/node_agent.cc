@@ -45,6 +45,7 @@ NodeAgent::NodeAgent(NodeAgentOptions options, ApiClient* api, ClusterApi* clust
       clock_(clock),
       executor_(executor),
       trace_(trace),
+      host_ip_(options_.host_ip),
       max_pods_(options_.max_pods) {
   runtime_->SetExitListener([this, alive = alive_](const std::string& id, int code) {
     if (*alive) OnExit(id, code);
@@ -328,6 +329,7 @@ void NodeAgent::Admit(const PodPtr& pod) {
   for (const Container& c : pod->spec.containers) {
     ContainerRecord cs;
     cs.name = c.name;
+    cs.image = c.image;
     for (const ContainerStatus& s : pod->status.container_statuses) {
       if (s.name != c.name) continue;
       // What an earlier run of the agent reported, so lastState survives its restart.
@@ -401,11 +403,12 @@ void NodeAgent::StartContainer(const std::string& uid, std::size_t index) {
       return;
     }
     c.id = *r;
+    c.container_id = ContainerIdOf(c.id);
     c.ready = runtime_->Ready(c.id);
     c.started_at = clock_->Now();
     by_container_[c.id] = {uid, index};
     ++counters_.starts;
-    Trace("start " + st.key + " " + c.name);
+    Trace("start " + st.key + " " + c.name.str());
     if (st.stopping) {
       runtime_->Stop(c.id, Duration::zero(), [](const Status&) {});
       return;
@@ -442,7 +445,7 @@ void NodeAgent::OnExit(const std::string& id, int exit_code) {
   ContainerRecord& c = st.containers[index];
   RecordTermination(c, exit_code, "");
   c.id.clear();
-  Trace("exit " + st.key + " " + c.name + " " + std::to_string(exit_code));
+  Trace("exit " + st.key + " " + c.name.str() + " " + std::to_string(exit_code));
   if (st.stopping) {
     bool all_stopped = true;
     for (const ContainerRecord& x : st.containers) all_stopped = all_stopped && x.id.empty() && !x.starting;
@@ -474,7 +477,7 @@ void NodeAgent::OnReadiness(const std::string& id, bool ready) {
   ContainerRecord& c = it->second.containers[where->second.second];
   if (c.id != id || c.ready == ready) return;
   c.ready = ready;
-  Trace(std::string(ready ? "ready " : "not-ready ") + it->second.key + " " + c.name);
+  Trace(std::string(ready ? "ready " : "not-ready ") + it->second.key + " " + c.name.str());
   WriteStatus(uid);
 }
 
@@ -561,7 +564,7 @@ PodStatus NodeAgent::DesiredStatus(const PodState& st) const {
   SetCondition(s.conditions, "Ready", ready, now, prev.conditions);
   SetCondition(s.conditions, "ContainersReady", ready, now, prev.conditions);
   SetCondition(s.conditions, "PodScheduled", true, now, prev.conditions);
-  s.host_ip = options_.host_ip;
+  s.host_ip = host_ip_;
   s.pod_ip = st.pod_ip;
   s.start_time = st.start_time;
   return s;
@@ -588,20 +591,21 @@ ContainerStatus NodeAgent::ContainerStatusOf(const PodState& st, std::size_t ind
   const ContainerRecord& c = st.containers[index];
   ContainerStatus cs;
   cs.name = c.name;
-  cs.image = st.pod->spec.containers[index].image;
+  const std::string& image = st.pod->spec.containers[index].image;  // an update may change it
+  cs.image = c.image == image ? c.image : SharedString(image);
   cs.ready = !c.id.empty() && c.ready && !st.stopping;
   cs.restart_count = c.restarts;
   cs.started = !c.id.empty();
   const Boxed<ContainerStateTerminated>* older = &c.last_termination;  // the lastState
   if (!c.id.empty()) {
     cs.state.running = ContainerStateRunning{WholeSeconds(c.started_at), {}};
-    cs.container_id = ContainerIdOf(c.id);
+    cs.container_id = c.container_id;
   } else if (c.backoff_timer != 0 && c.backoff_delay > Duration::zero() && c.last_termination) {
     const ObjectMeta& m = st.pod->metadata;
     cs.state.waiting = ContainerStateWaiting{"CrashLoopBackOff",
                                              "back-off " + FormatDuration(c.backoff_delay) +
-                                                 " restarting failed container=" + c.name + " pod=" + m.name +
-                                                 "_" + m.namespace_ + "(" + m.uid + ")",
+                                                 " restarting failed container=" + c.name.str() +
+                                                 " pod=" + m.name + "_" + m.namespace_ + "(" + m.uid + ")",
                                              {}};
   } else if (c.last_termination) {
     cs.state.terminated = c.last_termination;

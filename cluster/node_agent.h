@@ -104,9 +104,12 @@ class NodeAgent {
   const NodeAgentCounters& counters() const { return counters_; }
 
  private:
+  // The strings a status repeats are SharedStrings kept here, so every status version shares them.
   struct ContainerRecord {
-    std::string name;
-    std::string id;  // of the current run; empty when not running
+    SharedString name;
+    SharedString image;
+    std::string id;             // of the current run; empty when not running
+    SharedString container_id;  // ContainerIdOf(id), while id is not empty
     bool starting = false;
     bool done = false;  // terminated and not restarting
     int32_t restarts = 0;
@@ -126,7 +129,7 @@ class NodeAgent {
     bool stopping = false;
     bool deleting = false;  // final delete in flight or done
     TimePoint start_time{};
-    std::string pod_ip;
+    SharedString pod_ip;
     bool status_in_flight = false;
     bool status_dirty = false;
   };
@@ -168,9 +171,10 @@ class NodeAgent {
   Executor* const executor_;
   TraceSink* const trace_;
 
-  int64_t max_pods_;      // options_.max_pods until SetMaxPods
-  LeasePtr lease_;        // as last written; null: read it before renewing
-  std::string node_uid_;  // of the Node as last registered or read; the Lease's owner
+  const SharedString host_ip_;  // options_.host_ip, shared by every status
+  int64_t max_pods_;            // options_.max_pods until SetMaxPods
+  LeasePtr lease_;              // as last written; null: read it before renewing
+  std::string node_uid_;        // of the Node as last registered or read; the Lease's owner
   TimePoint last_status_post_{};
   bool running_ = false;
   uint64_t epoch_ = 0;  // bumped by Start/Stop; timers of an older epoch do nothing

@@ -347,6 +347,33 @@ TEST_F(NodeAgentTest, ReadinessFlippedTwiceInOneInstantEndsAsTheLastSetting) {
   EXPECT_TRUE(PodIs("web", phase::kRunning, false));
 }
 
+// Every status write repeats the pod's IPs, container name, image and id: the versions share one copy
+// of each (a pod version was about 2.6 KB, most of it repeated strings).
+TEST_F(NodeAgentTest, StatusVersionsShareTheirRepeatedStrings) {
+  PodPtr web = CreateBound("web");
+  StartAgent();
+  ASSERT_TRUE(w_.RunUntil([&] { return PodIs("web", phase::kRunning, true); }, std::chrono::seconds(5)));
+  const PodPtr ready = w_.GetPod("web");
+  runtime_.SetReady(web->metadata.uid, false);
+  ASSERT_TRUE(w_.RunUntil([&] { return PodIs("web", phase::kRunning, false); }, std::chrono::seconds(5)));
+  const PodPtr not_ready = w_.GetPod("web");
+  ASSERT_NE(ready, not_ready);
+  const PodStatus& a = ready->status;
+  const PodStatus& b = not_ready->status;
+  EXPECT_EQ(&a.host_ip.str(), &b.host_ip.str());
+  EXPECT_EQ(&a.pod_ip.str(), &b.pod_ip.str());
+  EXPECT_FALSE(a.pod_ip.empty());
+  ASSERT_EQ(a.container_statuses.size(), 1u);
+  ASSERT_EQ(b.container_statuses.size(), 1u);
+  const ContainerStatus& ca = a.container_statuses[0];
+  const ContainerStatus& cb = b.container_statuses[0];
+  EXPECT_EQ(&ca.name.str(), &cb.name.str());
+  EXPECT_EQ(&ca.image.str(), &cb.image.str());
+  EXPECT_EQ(&ca.container_id.str(), &cb.container_id.str());
+  EXPECT_FALSE(ca.container_id.empty());
+  EXPECT_TRUE(a.phase.is_constant());
+}
+
 // Issue 10: containerStatuses had no state, lastState, exit code or image; kubectl's STATUS column
 // (CrashLoopBackOff, Completed, Error) and clients reading the exit code need them.
 TEST_F(NodeAgentTest, ContainerStatusesReportStatesAsTheKubelet) {
@@ -372,7 +399,7 @@ TEST_F(NodeAgentTest, ContainerStatusesReportStatesAsTheKubelet) {
   EXPECT_TRUE(running.state.running->started_at.has_value());
   EXPECT_FALSE(running.last_state.terminated.has_value());
   EXPECT_EQ(running.image, web->spec.containers[0].image);
-  EXPECT_EQ(running.container_id.rfind("rcsim://", 0), 0u) << running.container_id;
+  EXPECT_EQ(running.container_id.str().rfind("rcsim://", 0), 0u) << running.container_id;
   EXPECT_EQ(running.started, true);
 
   // Killed (137) under Always: restarted at once; lastState keeps the termination.

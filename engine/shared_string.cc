@@ -8,25 +8,16 @@ namespace rcsim {
 namespace {
 
 // The values of pod and controller conditions that the kubelet, the scheduler, the node lifecycle
-// controller and the replication manager write (and every client echoes back).
-constexpr std::array<std::string_view, 16> kConstants = {
-    "True",
-    "False",
-    "Unknown",
-    "Ready",
-    "Initialized",
-    "ContainersReady",
-    "PodScheduled",
-    "PodReadyToStartContainers",
-    "ReplicaFailure",
-    "DisruptionTarget",
-    "ContainersNotReady",
-    "PodCompleted",
-    "Unschedulable",
-    "NodeLost",
-    "FailedCreate",
+// controller and the replication manager write (and every client echoes back), and the pod phases.
+// clang-format off
+constexpr std::array<std::string_view, 20> kConstants = {
+    "True", "False", "Unknown",
+    "Ready", "Initialized", "ContainersReady", "PodScheduled", "PodReadyToStartContainers", "DisruptionTarget",
+    "ReplicaFailure", "ContainersNotReady", "PodCompleted", "Unschedulable", "NodeLost", "FailedCreate",
     "FailedDelete",
+    "Pending", "Running", "Succeeded", "Failed",
 };
+// clang-format on
 
 }  // namespace
 

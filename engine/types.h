@@ -198,15 +198,17 @@ struct ContainerState {
   bool operator==(const ContainerState&) const = default;
 };
 
+// Its strings, and PodStatus's, are SharedStrings: each status write repeats them, and the node agent
+// that writes them keeps them, so every version shares one copy.
 struct ContainerStatus {
-  std::string name;
+  SharedString name;
   ContainerState state;
   ContainerState last_state;  // the previous termination, if the container ran before
   bool ready = false;
   int32_t restart_count = 0;
-  std::string image;
-  std::string image_id;
-  std::string container_id;  // "<runtime>://<id>" of the current (or last) run
+  SharedString image;
+  SharedString image_id;
+  SharedString container_id;  // "<runtime>://<id>" of the current (or last) run
   std::optional<bool> started;
   UnknownFields unknown_fields;
   bool operator==(const ContainerStatus&) const = default;
@@ -221,13 +223,13 @@ inline constexpr const char* kUnknown = "Unknown";
 }  // namespace phase
 
 struct PodStatus {
-  std::string phase = "Pending";
+  SharedString phase = phase::kPending;
   std::vector<PodCondition> conditions;
   std::vector<ContainerStatus> container_statuses;
-  std::string host_ip;
-  std::string pod_ip;
-  std::string reason;
-  std::string message;
+  SharedString host_ip;
+  SharedString pod_ip;
+  SharedString reason;
+  SharedString message;
   std::optional<TimePoint> start_time;
   UnknownFields unknown_fields;
   bool operator==(const PodStatus&) const = default;

@@ -158,7 +158,7 @@ TEST(RealStackTest, RestartsTheManagerAndEtcdAndCompacts) {
 std::string DescribePods(const std::vector<PodPtr>& pods) {
   std::string out;
   for (const PodPtr& p : pods) {
-    out += p->metadata.name + " node=" + p->spec.node_name + " phase=" + p->status.phase +
+    out += p->metadata.name + " node=" + p->spec.node_name + " phase=" + p->status.phase.str() +
            (IsReady(*p) ? " ready" : " not-ready") + (p->metadata.deletion_timestamp ? " deleting" : "") +
            "\n";
   }

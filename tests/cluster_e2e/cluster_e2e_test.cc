@@ -488,7 +488,7 @@ TEST_F(ClusterE2eTest, PodsRunAsProcessesRestartOnKillStopOnDeleteAndSurviveAnAg
       ASSERT_TRUE(cs.last_state.terminated.has_value());
       EXPECT_EQ(cs.last_state.terminated->exit_code, 137);
       EXPECT_EQ(cs.last_state.terminated->reason, "Error");
-      EXPECT_EQ(cs.container_id.rfind("rcsim://", 0), 0u) << cs.container_id;
+      EXPECT_EQ(cs.container_id.str().rfind("rcsim://", 0), 0u) << cs.container_id;
     }
     // kubectl's RESTARTS column says when: "1 (Ns ago)".
     const std::string table = Kubectl("get pod " + victim.pod_name + " --no-headers");
