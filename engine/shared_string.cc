@@ -35,7 +35,7 @@ const std::string& SharedString::Empty() noexcept {
   return empty;
 }
 
-SharedString::Rep* SharedString::Constant(std::string_view s) noexcept {
+SharedString::Rep* SharedString::Constant(std::string_view s) {
   // Built once, never freed: constants are shared by every thread and never counted.
   static std::array<Rep, kConstants.size()>* const reps = [] {
     auto* r = new std::array<Rep, kConstants.size()>;  // NOLINT(cppcoreguidelines-owning-memory)

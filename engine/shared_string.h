@@ -90,7 +90,7 @@ class SharedString {
   }
   static const std::string& Empty() noexcept;
   // The static Rep holding `s`, or nullptr if `s` is not one of the constants.
-  static Rep* Constant(std::string_view s) noexcept;
+  static Rep* Constant(std::string_view s);
 
   Rep* rep_ = nullptr;
 };

@@ -49,7 +49,8 @@ TEST(SharedStringTest, CopiesShareOneBufferThatOutlivesTheOriginal) {
   SharedString moved = std::move(copy);
   EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move): a moved-from SharedString is empty
   EXPECT_EQ(moved, assigned);
-  moved = moved;  // self-assignment keeps the value
+  const SharedString& alias = moved;
+  moved = alias;  // self-assignment keeps the value
   EXPECT_EQ(moved.size(), 130u);
   moved.clear();
   EXPECT_TRUE(moved.empty());
