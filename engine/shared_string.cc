@@ -46,7 +46,7 @@ SharedString::Rep* SharedString::Constant(std::string_view s) {
     return r;
   }();
   for (std::size_t i = 0; i < kConstants.size(); ++i) {
-    if (kConstants[i].size() == s.size() && kConstants[i] == s) return &(*reps)[i];
+    if (kConstants[i] == s) return &(*reps)[i];
   }
   return nullptr;
 }
