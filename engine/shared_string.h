@@ -29,8 +29,8 @@ class SharedString {
   // Implicit, as std::string's: `condition.status = "True"`.
   SharedString(std::string_view s);                                   // NOLINT(google-explicit-constructor)
   SharedString(const char* s) : SharedString(std::string_view(s)) {}  // NOLINT(google-explicit-constructor)
-  SharedString(const std::string& s)
-      : SharedString(std::string_view(s)) {}  // NOLINT(google-explicit-constructor)
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  SharedString(const std::string& s) : SharedString(std::string_view(s)) {}
   SharedString(const SharedString& o) noexcept : rep_(o.rep_) { Ref(); }
   SharedString(SharedString&& o) noexcept : rep_(o.rep_) { o.rep_ = nullptr; }
   SharedString& operator=(const SharedString& o) noexcept {
@@ -72,7 +72,8 @@ class SharedString {
     return a.str() <=> b.str();
   }
 
-  // Whether this value is one of the static constants (for tests).
+  // Whether this value is one of the static constants (shared by every object, so a size estimate
+  // counts it as nothing).
   bool is_constant() const noexcept { return rep_ != nullptr && rep_->constant; }
 
  private:
@@ -96,8 +97,8 @@ class SharedString {
 };
 
 std::ostream& operator<<(std::ostream& os, const SharedString& s);
-void to_json(nlohmann::json& j,
-             const SharedString& s);  // NOLINT(readability-identifier-naming): nlohmann's hook
+// nlohmann's hook: `j["reason"] = condition.reason`.
+void to_json(nlohmann::json& j, const SharedString& s);  // NOLINT(readability-identifier-naming)
 
 }  // namespace rcsim
 
