@@ -7,9 +7,10 @@
 // Handlers: on_upsert(old_or_null, new) for ADDED/MODIFIED (and for objects found by a re-list),
 // on_delete(last_state) for DELETED (and for objects a re-list no longer finds). One cache may serve
 // several consumers (cluster/shared_caches.h): each adds its handlers, called in the order added. Objects are
-// keyed by "namespace/name" ("name" for cluster-scoped kinds) in a hash map that is also searched by the
-// (namespace, name) pair itself, so an event costs one hash lookup and builds no key string; objects()
-// gives them in key order (deterministic iteration), sorted on each call.
+// keyed by "namespace/name" ("name" for cluster-scoped kinds), read from the objects themselves: the cache is
+// a hash set of the objects, searched by a key string or by the (namespace, name) pair, so it stores no key
+// string and an event costs one hash lookup; objects() gives them in key order (deterministic iteration),
+// sorted on each call.
 //
 // Thread-safety: none. Every call and every callback must run on the Executor's thread: the client's
 // callbacks are expected there (the in-process client posts to the executor; production wraps its
@@ -22,7 +23,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -76,16 +76,18 @@ class ObjectCache {
   // The cached object for a key ("namespace/name", or "name" when cluster-scoped), or null.
   Ptr Get(std::string_view key) const {
     auto it = state_->objects.find(key);
-    return it == state_->objects.end() ? nullptr : it->second;
+    return it == state_->objects.end() ? nullptr : it->obj;
   }
   // The cached object named `name` in `ns` ("" when cluster-scoped), or null.
   Ptr Get(std::string_view ns, std::string_view name) const {
     auto it = state_->objects.find(KeyParts{ns, name});
-    return it == state_->objects.end() ? nullptr : it->second;
+    return it == state_->objects.end() ? nullptr : it->obj;
   }
   // Every cached object in key order: a sorted snapshot, O(n log n); for periodic passes, not per event.
   std::vector<std::pair<std::string, Ptr>> objects() const {
-    std::vector<std::pair<std::string, Ptr>> out(state_->objects.begin(), state_->objects.end());
+    std::vector<std::pair<std::string, Ptr>> out;
+    out.reserve(state_->objects.size());
+    for (const Entry& e : state_->objects) out.emplace_back(KeyOf(*e.obj), e.obj);
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     return out;
   }
@@ -94,8 +96,8 @@ class ObjectCache {
   template <typename Pred>
   std::vector<std::pair<std::string, Ptr>> objects(Pred pred) const {
     std::vector<std::pair<std::string, Ptr>> out;
-    for (const auto& [key, obj] : state_->objects) {
-      if (pred(*obj)) out.emplace_back(key, obj);
+    for (const Entry& e : state_->objects) {
+      if (pred(*e.obj)) out.emplace_back(KeyOf(*e.obj), e.obj);
     }
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     return out;
@@ -118,7 +120,40 @@ class ObjectCache {
     std::string_view ns;
     std::string_view name;
   };
-  // Hashes a key by its two parts (split at its first '/'), so that a key and its KeyParts hash alike.
+  static KeyParts PartsOf(const T& obj) { return KeyParts{obj.metadata.namespace_, obj.metadata.name}; }
+  // An element of the cache: the object is its own key. `obj` is mutable so that a new version of the object
+  // (the same namespace and name: the same hash and key) replaces the old one in place.
+  struct Entry {
+    mutable Ptr obj;
+  };
+  // Whether two keys given as parts are the same key string. Namespaces and names hold no '/' (the
+  // registry validates them), so this is comparing the parts; the general case joins them.
+  static bool SameKey(const KeyParts& a, const KeyParts& b) {
+    if (a.ns == b.ns && a.name == b.name) return true;
+    const auto slashless = [](const KeyParts& k) {
+      return k.ns.find('/') == std::string_view::npos && k.name.find('/') == std::string_view::npos;
+    };
+    if (slashless(a) && slashless(b)) return false;
+    return Joined(a) == Joined(b);
+  }
+  static std::string Joined(const KeyParts& k) {
+    if (k.ns.empty()) return std::string(k.name);
+    return std::string(k.ns) + "/" + std::string(k.name);
+  }
+  // Whether `key` is the key string of `k`, without building it.
+  static bool KeyIs(std::string_view key, const KeyParts& k) {
+    if (k.ns.empty()) return key == k.name;
+    return key.size() == k.ns.size() + 1 + k.name.size() && key.starts_with(k.ns) &&
+           key[k.ns.size()] == '/' && key.ends_with(k.name);
+  }
+  // The parts of a key string, split at its first '/'.
+  static KeyParts Split(std::string_view key) {
+    const std::size_t slash = key.find('/');
+    if (slash == std::string_view::npos) return KeyParts{{}, key};
+    return KeyParts{key.substr(0, slash), key.substr(slash + 1)};
+  }
+  // Hashes a key by its two parts (split at its first '/'), so that an object, its key string and its
+  // KeyParts hash alike.
   struct KeyHash {
     using is_transparent = void;
     static std::size_t Parts(std::string_view ns, std::string_view name) {
@@ -126,28 +161,33 @@ class ObjectCache {
       return a ^ (std::hash<std::string_view>{}(name) + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
     }
     std::size_t operator()(std::string_view key) const {
-      const std::size_t slash = key.find('/');
-      if (slash == std::string_view::npos) return Parts({}, key);
-      return Parts(key.substr(0, slash), key.substr(slash + 1));
+      const KeyParts k = Split(key);
+      return Parts(k.ns, k.name);
     }
     std::size_t operator()(const std::string& key) const { return (*this)(std::string_view(key)); }
     std::size_t operator()(const KeyParts& k) const {
       if (k.ns.empty()) return (*this)(k.name);
       if (k.ns.find('/') == std::string_view::npos) return Parts(k.ns, k.name);
-      return (*this)(std::string(k.ns) + "/" + std::string(k.name));  // not a valid namespace; rare
+      return (*this)(Joined(k));  // not a valid namespace; rare
     }
+    std::size_t operator()(const Entry& e) const { return (*this)(PartsOf(*e.obj)); }
   };
   struct KeyEqual {
     using is_transparent = void;
-    bool operator()(std::string_view a, std::string_view b) const { return a == b; }
-    bool operator()(std::string_view key, const KeyParts& k) const {
-      if (k.ns.empty()) return key == k.name;
-      return key.size() == k.ns.size() + 1 + k.name.size() && key.starts_with(k.ns) &&
-             key[k.ns.size()] == '/' && key.ends_with(k.name);
+    bool operator()(const Entry& a, const Entry& b) const {
+      return SameKey(PartsOf(*a.obj), PartsOf(*b.obj));
     }
-    bool operator()(const KeyParts& k, std::string_view key) const { return (*this)(key, k); }
+    bool operator()(const Entry& e, const KeyParts& k) const { return SameKey(PartsOf(*e.obj), k); }
+    bool operator()(const KeyParts& k, const Entry& e) const { return SameKey(k, PartsOf(*e.obj)); }
+    bool operator()(const Entry& e, std::string_view key) const { return KeyIs(key, PartsOf(*e.obj)); }
+    bool operator()(std::string_view key, const Entry& e) const { return KeyIs(key, PartsOf(*e.obj)); }
+    bool operator()(const Entry& e, const std::string& key) const {
+      return (*this)(e, std::string_view(key));
+    }
+    bool operator()(const std::string& key, const Entry& e) const {
+      return (*this)(std::string_view(key), e);
+    }
   };
-  static KeyParts PartsOf(const T& obj) { return KeyParts{obj.metadata.namespace_, obj.metadata.name}; }
 
   struct State {
     ListWatchClient<T>* client = nullptr;
@@ -162,16 +202,16 @@ class ObjectCache {
     bool live = false;
     uint64_t relists = 0;
     uint64_t generation = 0;  // bumped per (re-)list; stale watch callbacks are ignored
-    std::unordered_map<std::string, Ptr, KeyHash, KeyEqual> objects;
+    std::unordered_set<Entry, KeyHash, KeyEqual> objects;  // keyed by the objects' namespace and name
     std::unique_ptr<ApiWatch> watch;
   };
 
   static void Upsert(State& s, const Ptr& obj) {
     Ptr old;
     if (auto it = s.objects.find(PartsOf(*obj)); it != s.objects.end()) {
-      old = std::exchange(it->second, obj);
+      old = std::exchange(it->obj, obj);  // the same key: replaced in place
     } else {
-      s.objects.emplace(KeyOf(*obj), obj);
+      s.objects.insert(Entry{obj});
     }
     for (std::size_t i = 0; i < s.handlers.size() && s.alive; ++i) {  // a handler may add or destroy
       if (s.handlers[i].on_upsert) s.handlers[i].on_upsert(old, obj);
@@ -181,7 +221,7 @@ class ObjectCache {
   static void Remove(State& s, const Key& key) {
     auto it = s.objects.find(key);
     if (it == s.objects.end()) return;
-    Ptr last = std::move(it->second);
+    Ptr last = it->obj;
     s.objects.erase(it);
     for (std::size_t i = 0; i < s.handlers.size() && s.alive; ++i) {
       if (s.handlers[i].on_delete) s.handlers[i].on_delete(last);
@@ -202,15 +242,15 @@ class ObjectCache {
       std::unordered_set<std::string> listed;
       for (const Ptr& obj : r->items) listed.insert(KeyOf(*obj));
       std::vector<std::string> gone;
-      for (const auto& [key, obj] : s->objects) {
-        if (!listed.count(key)) gone.push_back(key);
+      for (const Entry& e : s->objects) {
+        if (std::string key = KeyOf(*e.obj); !listed.count(key)) gone.push_back(std::move(key));
       }
       std::sort(gone.begin(), gone.end());  // deletes delivered in key order
       for (const std::string& key : gone) Remove(*s, key);
       for (const Ptr& obj : r->items) {
         auto cur = s->objects.find(PartsOf(*obj));
         if (cur != s->objects.end() &&
-            cur->second->metadata.resource_version == obj->metadata.resource_version) {
+            cur->obj->metadata.resource_version == obj->metadata.resource_version) {
           continue;
         }
         Upsert(*s, obj);

@@ -49,6 +49,42 @@ TEST(ObjectCacheTest, GetByNamespaceAndNameFindsWhatTheKeyFinds) {
   EXPECT_EQ(deleted, std::vector<std::string>{"other/a"});
 }
 
+// The cache holds each object under the key read from the object itself: a new version replaces the old
+// one in place (the handler gets both; one entry; found by key and by parts), and a delete removes it.
+TEST(ObjectCacheTest, ANewVersionReplacesTheEntryUnderTheSameKey) {
+  ClusterTestWorld w;
+  ASSERT_TRUE(w.CreatePod(ClusterTestWorld::MakePod("a"), "default"));
+  std::vector<std::pair<PodPtr, PodPtr>> upserts;
+  ObjectCache<Pod>::Handlers h;
+  h.on_upsert = [&](const PodPtr& old_pod, const PodPtr& pod) { upserts.emplace_back(old_pod, pod); };
+  ObjectCache<Pod> pods(&w.api().pods(), &w.loop(), "", ListOptions{}, std::move(h));
+  pods.Start();
+  ASSERT_TRUE(w.RunUntil([&] { return pods.synced(); }, std::chrono::seconds(5)));
+  const PodPtr first = pods.Get("default", "a");
+  ASSERT_TRUE(first);
+
+  Pod next = *first;
+  next.status.phase = "Running";
+  ASSERT_TRUE(w.registry().pods().UpdateStatus(next).ok());
+  ASSERT_TRUE(w.RunUntil([&] { return pods.Get("default", "a") != first; }, std::chrono::seconds(5)));
+  const PodPtr second = pods.Get("default", "a");
+  EXPECT_EQ(second->status.phase, "Running");
+  EXPECT_EQ(pods.Get("default/a"), second);
+  EXPECT_EQ(pods.size(), 1u);
+  ASSERT_EQ(upserts.size(), 2u);
+  EXPECT_EQ(upserts[1].first, first);
+  EXPECT_EQ(upserts[1].second, second);
+  ASSERT_EQ(pods.objects().size(), 1u);
+  EXPECT_EQ(pods.objects()[0].first, "default/a");
+  EXPECT_EQ(pods.objects()[0].second, second);
+
+  DeleteOptions force;
+  force.grace_period_seconds = 0;
+  ASSERT_TRUE(w.registry().pods().Delete("default", "a", force).ok());
+  ASSERT_TRUE(w.RunUntil([&] { return pods.size() == 0; }, std::chrono::seconds(5)));
+  EXPECT_FALSE(pods.Get("default/a"));
+}
+
 // objects(pred) gives exactly the matching objects, in key order, whatever order the hash map holds.
 TEST(ObjectCacheTest, SelectedObjectsComeInKeyOrder) {
   ClusterTestWorld w;
