@@ -602,11 +602,11 @@ ContainerStatus NodeAgent::ContainerStatusOf(const PodState& st, std::size_t ind
     cs.container_id = c.container_id;
   } else if (c.backoff_timer != 0 && c.backoff_delay > Duration::zero() && c.last_termination) {
     const ObjectMeta& m = st.pod->metadata;
-    cs.state.waiting = ContainerStateWaiting{"CrashLoopBackOff",
-                                             "back-off " + FormatDuration(c.backoff_delay) +
-                                                 " restarting failed container=" + c.name.str() +
-                                                 " pod=" + m.name + "_" + m.namespace_ + "(" + m.uid + ")",
-                                             {}};
+    cs.state.waiting = ContainerStateWaiting{
+        "CrashLoopBackOff",
+        "back-off " + FormatDuration(c.backoff_delay) + " restarting failed container=" + c.name.str() +
+            " pod=" + m.name + "_" + m.namespace_ + "(" + m.uid.str() + ")",
+        {}};
   } else if (c.last_termination) {
     cs.state.terminated = c.last_termination;
     cs.container_id = c.last_termination->container_id;

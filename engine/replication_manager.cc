@@ -343,7 +343,7 @@ void ReplicationManager::OnPodDelete(const PodPtr& pod) {
 // --- Sync. ---
 
 std::string ExpectationsKey(const ReplicationController& rc) {
-  return rc.metadata.uid.empty() ? KeyOf(rc.metadata) : rc.metadata.uid;
+  return rc.metadata.uid.empty() ? KeyOf(rc.metadata) : rc.metadata.uid.str();
 }
 
 std::string InvalidForSync(const ReplicationController& rc) {

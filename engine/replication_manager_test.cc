@@ -413,6 +413,24 @@ TEST_F(ReplicationManagerTest, CreatesMissingReplicasInSlowStartBatches) {
   EXPECT_EQ(manager_->metrics().creates, 7u);
 }
 
+// A controller's pods share its uid's buffer in their ownerReference (one copy per controller, not one per
+// pod), and the reference's kind and apiVersion are the static constants (engine/shared_string.h).
+TEST_F(ReplicationManagerTest, CreatedPodsShareTheControllersUid) {
+  world_.PutController(MakeRc("web", 3));
+  StartManager();
+  Settle();
+  ASSERT_EQ(world_.ActivePodsOf("web"), 3);
+  const SharedString& uid = world_.controllers_.at("default/web")->metadata.uid;
+  ASSERT_EQ(uid, "uid-default-web");
+  for (const auto& [key, pod] : world_.pods_) {
+    const OwnerReference* ref = pod->metadata.ControllerRef();
+    ASSERT_NE(ref, nullptr) << key;
+    EXPECT_EQ(ref->uid.c_str(), uid.c_str()) << key;  // the same buffer, not an equal copy
+    EXPECT_TRUE(ref->kind.is_constant()) << key;
+    EXPECT_TRUE(ref->api_version.is_constant()) << key;
+  }
+}
+
 TEST_F(ReplicationManagerTest, BurstReplicasCapsOneSync) {
   world_.PutController(MakeRc("web", 10));
   ManagerOptions opts;

@@ -1,5 +1,6 @@
 #include "engine/shared_string.h"
 
+#include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -8,16 +9,23 @@ namespace rcsim {
 namespace {
 
 // The values of pod and controller conditions that the kubelet, the scheduler, the node lifecycle
-// controller and the replication manager write (and every client echoes back), and the pod phases.
+// controller and the replication manager write (and every client echoes back), the pod phases, and the
+// kinds and API versions of ownerReferences.
 // clang-format off
-constexpr std::array<std::string_view, 20> kConstants = {
+constexpr std::array<std::string_view, 25> kConstants = {
     "True", "False", "Unknown",
     "Ready", "Initialized", "ContainersReady", "PodScheduled", "PodReadyToStartContainers", "DisruptionTarget",
     "ReplicaFailure", "ContainersNotReady", "PodCompleted", "Unschedulable", "NodeLost", "FailedCreate",
     "FailedDelete",
     "Pending", "Running", "Succeeded", "Failed",
+    "v1", "apps/v1", "ReplicationController", "ReplicaSet", "Node",
 };
 // clang-format on
+constexpr std::size_t kLongestConstant = [] {
+  std::size_t n = 0;
+  for (std::string_view c : kConstants) n = std::max(n, c.size());
+  return n;
+}();
 
 }  // namespace
 
@@ -45,6 +53,7 @@ SharedString::Rep* SharedString::Constant(std::string_view s) {
     }
     return r;
   }();
+  if (s.size() > kLongestConstant) return nullptr;  // uids, messages, names: no constant is that long
   for (std::size_t i = 0; i < kConstants.size(); ++i) {
     if (kConstants[i] == s) return &(*reps)[i];
   }

@@ -43,11 +43,13 @@ class UnknownFields {
 
 using Labels = std::map<std::string, std::string>;
 
+// The strings of a reference are shared with the owner's (a controller's pods all refer to one uid, kind
+// and apiVersion; engine/shared_string.h). The name stays a std::string: short names fit in it.
 struct OwnerReference {
-  std::string api_version = "v1";
-  std::string kind = "ReplicationController";
+  SharedString api_version = "v1";
+  SharedString kind = "ReplicationController";
   std::string name;
-  std::string uid;
+  SharedString uid;
   bool controller = true;
   bool block_owner_deletion = true;
   UnknownFields unknown_fields;
@@ -58,7 +60,7 @@ struct ObjectMeta {
   std::string name;
   std::string generate_name;
   std::string namespace_;
-  std::string uid;
+  SharedString uid;              // shared by the object's versions and by its dependents' ownerReferences
   std::string resource_version;  // etcd mod_revision as a decimal string; empty before creation
   int64_t generation = 0;        // bumped by the registry on every spec change (controllers)
   Labels labels;

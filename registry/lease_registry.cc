@@ -317,7 +317,7 @@ Result<LeasePtr> LeaseRegistry::Delete(const std::string& ns, const std::string&
     const ObjectMeta& meta = (*stored)->metadata;
     if (!opts.precondition_uid.empty() && opts.precondition_uid != meta.uid) {
       return Status(Code::kConflict, "Precondition failed: UID in precondition: " + opts.precondition_uid +
-                                         ", UID in object meta: " + meta.uid);
+                                         ", UID in object meta: " + meta.uid.str());
     }
     if (!opts.precondition_resource_version.empty() &&
         opts.precondition_resource_version != meta.resource_version) {

@@ -1036,7 +1036,7 @@ Result<typename ResourceRegistry<T>::DeleteOutcome> ResourceRegistry<T>::DeleteR
     const ObjectMeta& meta = (*stored)->metadata;
     if (!opts.precondition_uid.empty() && opts.precondition_uid != meta.uid) {
       return Status(Code::kConflict, "Precondition failed: UID in precondition: " + opts.precondition_uid +
-                                         ", UID in object meta: " + meta.uid);
+                                         ", UID in object meta: " + meta.uid.str());
     }
     // What the deletion makes of the object: finalizers per propagationPolicy, then the deletion
     // fields (kube-apiserver's BeforeDelete): deletionTimestamp is when the grace period ends, and a
@@ -1199,8 +1199,9 @@ Result<PodPtr> Registry::BindPod(const std::string& ns, const Binding& binding) 
   const TimePoint now = ctx_.Now();
   return pods_.GuaranteedUpdate(ns, name, "", [&](const Pod& stored) -> Result<std::shared_ptr<Pod>> {
     if (!binding.metadata.uid.empty() && binding.metadata.uid != stored.metadata.uid) {
-      return Status(Code::kConflict, "Precondition failed: UID in precondition: " + binding.metadata.uid +
-                                         ", UID in object meta: " + stored.metadata.uid);
+      return Status(Code::kConflict,
+                    "Precondition failed: UID in precondition: " + binding.metadata.uid.str() +
+                        ", UID in object meta: " + stored.metadata.uid.str());
     }
     if (stored.metadata.deletion_timestamp) {
       return Status(Code::kConflict,

@@ -75,7 +75,7 @@ TEST_F(RegistryTest, CreateStoresTypedObjectStampedWithItsRevision) {
   EXPECT_EQ(p.metadata.resource_version, std::to_string(store_.revision()));
   EXPECT_EQ(p.metadata.creation_timestamp, SimLoop::Epoch());
   EXPECT_EQ(p.metadata.uid.size(), 36u);
-  EXPECT_EQ(p.metadata.uid[14], '4');
+  EXPECT_EQ(p.metadata.uid.str()[14], '4');
   EXPECT_EQ(p.metadata.generation, 0);
 
   auto kv = store_.Get(PodKey("ns", "p"));

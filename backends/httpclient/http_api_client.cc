@@ -925,7 +925,8 @@ class HttpLeaseClient final : public LeaseClient {
                gone.metadata.name = name;
                nlohmann::json j = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
                if (auto d = j.is_object() ? j.find("details") : j.end(); d != j.end() && d->is_object()) {
-                 if (auto uid = d->find("uid"); uid != d->end() && uid->is_string()) gone.metadata.uid = *uid;
+                 if (auto uid = d->find("uid"); uid != d->end() && uid->is_string())
+                   gone.metadata.uid = uid->get<std::string>();
                }
                done(std::make_shared<const Lease>(std::move(gone)));
              });

@@ -577,7 +577,7 @@ Status RealRun::CrashLoop(const CrashLoopAction& a, Duration at) {
   if (!chosen.ok()) return chosen.status();
   std::vector<std::string> markers;
   for (const PodPtr& p : *chosen) {
-    markers.push_back(crash_loop_dir_ + "/" + p->metadata.uid);
+    markers.push_back(crash_loop_dir_ + "/" + p->metadata.uid.str());
     std::ofstream(markers.back()) << KeyOf(p->metadata) << "\n";
     Log("crash_loop: " + KeyOf(p->metadata) + " exits at every start for " + Seconds(a.for_));
   }
