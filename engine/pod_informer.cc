@@ -217,8 +217,8 @@ void PodInformer::Remove(const std::string& key) {
   auto it = pods_.find(key);
   if (it == pods_.end()) return;
   const Cached cached = std::move(it->second);
+  Unindex(cached);  // first: the bucket's entry views the key erased next
   pods_.erase(it);
-  Unindex(cached);
   if (handlers_.on_delete) handlers_.on_delete(cached.pod);
 }
 
@@ -250,7 +250,7 @@ void PodInformer::Index(const std::string& key, Cached& cached) {
   const OwnerReference* ref = cached.pod->metadata.ControllerRef();
   Bucket& bucket = ref != nullptr ? by_owner_[ref->uid] : orphans_[cached.pod->metadata.namespace_];
   cached.bucket = &bucket;
-  cached.slot = bucket.pods.emplace(key, cached.pod).first;
+  cached.slot = bucket.pods.emplace(std::string_view(key), cached.pod).first;
   if (bucket.tracked) Count(*cached.pod, bucket.tracked->spec, +1, bucket.tracked->tally);
 }
 

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -46,7 +47,9 @@ class PodInformer {
     const Clock* clock = nullptr;
     Duration backoff_reset = std::chrono::minutes(2);
   };
-  using PodMap = std::map<std::string, PodPtr>;  // by key, ordered for deterministic iteration
+  // By key, ordered for deterministic iteration. The key is a view of the one the informer's pod map
+  // holds (a hash map's keys stay where they are until erased, and a pod leaves its bucket first).
+  using PodMap = std::map<std::string_view, PodPtr>;
   // What a controller claims of the pods that name it as controller: those of its namespace that its
   // selector matches (an empty selector matches all). template_labels: its template's, if it has one.
   struct ClaimSpec {
@@ -113,6 +116,7 @@ class PodInformer {
   };
   void Upsert(const PodPtr& pod);
   void Remove(const std::string& key);
+  // Puts the pod in its bucket under `key`, the pod map's own key (the bucket keeps a view of it).
   void Index(const std::string& key, Cached& cached);
   void Unindex(const Cached& cached);
   // An update that keeps the pod in its bucket (same controller ref uid, or still an orphan), in place:
