@@ -157,9 +157,9 @@ void SimWorld::OnStoreEvent(const WatchResponse& resp) {
         loop_.Schedule(std::chrono::milliseconds(100), [this] { StartMirrorWatch(observed_revision_ + 1); });
         return;
       }
+      pods_by_owner_.clear();  // first: its groups view pods_'s keys
       pods_.clear();
       controllers_.clear();
-      pods_by_owner_.clear();
       active_pods_ = 0;
       running_pods_ = 0;
       for (const KeyValue& kv : range->kvs) {
@@ -274,10 +274,10 @@ void SimWorld::ApplyPod(const std::string& key, const PodPtr& pod, int64_t revis
     if (it != pods_.end()) {
       it->second = pod;
     } else {
-      pods_.emplace(key, pod);
+      it = pods_.emplace(key, pod).first;
     }
     OwnerGroup& group = pods_by_owner_[{meta.namespace_, last_change_.owner_after}];
-    group.keys.insert(key);
+    group.keys.insert(std::string_view(it->first));
     Contribute(group, GroupController(meta.namespace_, last_change_.owner_after), *pod, +1);
   } else {
     pods_.erase(it);
@@ -330,7 +330,7 @@ void SimWorld::RecountGroup(const std::string& ns, const std::string& owner) {
   OwnerGroup& group = it->second;
   group.active = group.running = group.ready = 0;
   const ReplicationController* rc = GroupController(ns, owner);
-  for (const std::string& key : group.keys) Contribute(group, rc, *pods_.at(key), +1);
+  for (std::string_view key : group.keys) Contribute(group, rc, *pods_.find(key)->second, +1);
 }
 
 void SimWorld::ScheduleCompaction() {
@@ -371,8 +371,8 @@ SimWorld::ControllerView SimWorld::View(const std::string& ns, const std::string
   }
   auto orphans = pods_by_owner_.find(OwnerKeyView(ns, ""));
   if (orphans == pods_by_owner_.end()) return view;
-  for (const std::string& key : orphans->second.keys) {
-    const Pod& pod = *pods_.at(key);
+  for (std::string_view key : orphans->second.keys) {
+    const Pod& pod = *pods_.find(key)->second;
     if (!IsActive(pod) || !SelectorMapMatches(selector, pod.metadata.labels)) continue;
     ++view.active;
     if (pod.status.phase == phase::kRunning) ++view.running;
@@ -404,8 +404,8 @@ std::vector<std::string> SimWorld::PodsOf(const std::string& ns, const std::stri
   for (const std::string& owner : {name, std::string()}) {
     auto group = pods_by_owner_.find(OwnerKeyView(ns, owner));
     if (group == pods_by_owner_.end()) continue;
-    for (const std::string& key : group->second.keys) {
-      const Pod& pod = *pods_.at(key);
+    for (std::string_view key : group->second.keys) {
+      const Pod& pod = *pods_.find(key)->second;
       const OwnerReference* ref = pod.metadata.ControllerRef();
       if (!owner.empty() && (!ref || ref->uid != rc.metadata.uid)) continue;
       if (SelectorMapMatches(selector, pod.metadata.labels)) keys.push_back(KeyOf(pod.metadata));

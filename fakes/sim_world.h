@@ -233,12 +233,19 @@ class SimWorld {
   // Mirror of the store (ground truth for checkers). Hash maps: nothing iterates them in an order
   // that reaches behaviour (ControllerKeys and PodsOf sort what they return; the rest are sums).
   std::unique_ptr<Watch> mirror_watch_;
-  std::unordered_map<std::string, PodPtr> pods_;                // by store key
-  std::unordered_map<std::string, ControllerPtr> controllers_;  // by store key
+  // Searched by a string_view too (the groups' keys), without building a string.
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
+  };
+  std::unordered_map<std::string, PodPtr, KeyHash, std::equal_to<>> pods_;  // by store key
+  std::unordered_map<std::string, ControllerPtr> controllers_;              // by store key
   // (ns, owner controller name or "" for orphans) -> its pods, and (owned groups only) the counts of
   // those that View counts for the controller of that name: uid matches, selector matches.
   struct OwnerGroup {
-    std::unordered_set<std::string> keys;  // store keys
+    // Store keys: views of pods_'s own keys (a hash map's keys stay where they are until erased, and a
+    // pod leaves its group first).
+    std::unordered_set<std::string_view> keys;
     int active = 0;
     int running = 0;
     int ready = 0;
