@@ -53,7 +53,7 @@ SharedString::Rep* SharedString::Constant(std::string_view s) {
     }
     return r;
   }();
-  if (s.size() > kLongestConstant) return nullptr;  // uids, messages, names: no constant is that long
+  if (s.size() > kLongestConstant) return nullptr;  // uids and most messages: longer than any constant
   for (std::size_t i = 0; i < kConstants.size(); ++i) {
     if (kConstants[i] == s) return &(*reps)[i];
   }
