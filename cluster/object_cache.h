@@ -177,6 +177,7 @@ class ObjectCache {
     bool operator()(const Entry& a, const Entry& b) const {
       return SameKey(PartsOf(*a.obj), PartsOf(*b.obj));
     }
+    bool operator()(const KeyParts& a, const KeyParts& b) const { return SameKey(a, b); }
     bool operator()(const Entry& e, const KeyParts& k) const { return SameKey(PartsOf(*e.obj), k); }
     bool operator()(const KeyParts& k, const Entry& e) const { return SameKey(k, PartsOf(*e.obj)); }
     bool operator()(const Entry& e, std::string_view key) const { return KeyIs(key, PartsOf(*e.obj)); }
@@ -239,11 +240,11 @@ class ObjectCache {
         RelistLater(s);
         return;
       }
-      std::unordered_set<std::string> listed;
-      for (const Ptr& obj : r->items) listed.insert(KeyOf(*obj));
+      std::unordered_set<KeyParts, KeyHash, KeyEqual> listed;  // views of the listed objects' names
+      for (const Ptr& obj : r->items) listed.insert(PartsOf(*obj));
       std::vector<std::string> gone;
       for (const Entry& e : s->objects) {
-        if (std::string key = KeyOf(*e.obj); !listed.count(key)) gone.push_back(std::move(key));
+        if (!listed.contains(PartsOf(*e.obj))) gone.push_back(KeyOf(*e.obj));
       }
       std::sort(gone.begin(), gone.end());  // deletes delivered in key order
       for (const std::string& key : gone) Remove(*s, key);
