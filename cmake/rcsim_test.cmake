@@ -12,10 +12,11 @@ function(rcsim_test name)
   cmake_parse_arguments(T "SERIAL" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest GTest::gtest_main)
-  if(RCSIM_FUZZ)
-    # No fuzzer links a test's own sources, so they skip the coverage instrumentation: a quarter of
-    # their compile time under clang -O0 ASan+UBSan (CI's tree).
-    target_compile_options(${name} PRIVATE -fno-sanitize=fuzzer-no-link)
+  # A test's own sources compile at -O1 in the optimised builds: about a quarter less compile time
+  # than -O2 (gtest's macros expand to much code), and the code under test, in the libraries, keeps the
+  # build type's level.
+  if(CMAKE_BUILD_TYPE MATCHES "^(RelWithDebInfo|Release|MinSizeRel)$")
+    target_compile_options(${name} PRIVATE -O1)
   endif()
   list(LENGTH T_LABELS _n)
   if(_n GREATER 1)
