@@ -431,6 +431,18 @@ TEST_F(ReplicationManagerTest, CreatedPodsShareTheControllersUid) {
   }
 }
 
+TEST_F(ReplicationManagerTest, CreatedPodsShareTheTemplatesLabels) {
+  world_.PutController(MakeRc("web", 3));
+  StartManager();
+  Settle();
+  ASSERT_EQ(world_.ActivePodsOf("web"), 3);
+  const Labels& labels = world_.controllers_.at("default/web")->spec.template_->metadata.labels;
+  ASSERT_FALSE(labels.empty());
+  for (const auto& [key, pod] : world_.pods_) {
+    EXPECT_TRUE(pod->metadata.labels.shares_with(labels)) << key;  // one map, not equal copies
+  }
+}
+
 TEST_F(ReplicationManagerTest, BurstReplicasCapsOneSync) {
   world_.PutController(MakeRc("web", 10));
   ManagerOptions opts;

@@ -1,8 +1,8 @@
 // Domain types: the subset of Kubernetes core/v1 that rcsim serves and reconciles.
 //
 // Objects are passed between the registry, the stores and the watchers as shared immutable values
-// (PodPtr, ControllerPtr); to change one, copy it. Labels use std::map so iteration (and therefore
-// encoding and traces) is deterministic.
+// (PodPtr, ControllerPtr); to change one, copy it. Labels are ordered maps so iteration (and therefore
+// encoding and traces) is deterministic, shared copy-on-write between copies (engine/label_map.h).
 //
 // Lossless: every struct that models a JSON object of the wire shape carries `unknown_fields`, the
 // members of that object it has no typed field for, verbatim (engine/codec.h fills and re-emits them).
@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/label_map.h"
 #include "engine/shared_string.h"
 #include "engine/time.h"
 
@@ -40,8 +41,6 @@ class UnknownFields {
  private:
   std::shared_ptr<const nlohmann::json> fields_;
 };
-
-using Labels = std::map<std::string, std::string>;
 
 // The strings of a reference are shared with the owner's (a controller's pods all refer to one uid, kind
 // and apiVersion; engine/shared_string.h). The name stays a std::string: short names fit in it.

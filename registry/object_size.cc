@@ -16,11 +16,13 @@ std::size_t Bytes(const SharedString& s) {
   return s.empty() || s.is_constant() ? 0 : 2 * sizeof(std::string) + Bytes(s.str());
 }
 
-std::size_t Bytes(const Labels& m) {
+std::size_t Bytes(const Labels::Map& m) {
   std::size_t n = 0;
   for (const auto& [k, v] : m) n += kNodeOverhead + Bytes(k) + Bytes(v);
   return n;
 }
+// A map that copies share, counted in full as unknown_fields are.
+std::size_t Bytes(const Labels& m) { return Bytes(m.map()); }
 
 std::size_t Bytes(const std::vector<std::string>& v) {
   std::size_t n = v.capacity() * sizeof(std::string);
