@@ -81,7 +81,7 @@ class Labels {
   size_type count(const std::string& key) const { return map().count(key); }
   bool contains(const std::string& key) const { return map().contains(key); }
   const std::string& at(const std::string& key) const { return map().at(key); }
-  // Whether the two share one map (a copy not changed since): for tests and size estimates.
+  // Whether the two share one map (a copy not changed since): for tests.
   bool shares_with(const Labels& o) const noexcept { return rep_ != nullptr && rep_ == o.rep_; }
 
   friend bool operator==(const Labels& a, const Labels& b) { return a.rep_ == b.rep_ || a.map() == b.map(); }
